@@ -1,0 +1,48 @@
+# Thin wrapper over CMake. `make run` and `make test` are the README's quick start:
+# both install missing Debian build dependencies first.
+BUILD   ?= build
+JOBS    ?= 2
+DEB_DEPS = cmake g++ make pkg-config libuv1-dev libtomlplusplus-dev libcli11-dev \
+           nlohmann-json3-dev doctest-dev
+# Tools the integration tests use (python3 serves http probes; systemd-notify, setpriv
+# and unshare exercise sd_notify, peer credentials and PID 1).
+TEST_DEPS = python3 systemd util-linux procps socat
+SUDO    := $(shell [ "$$(id -u)" = 0 ] || echo sudo)
+
+.PHONY: all build deps test-deps run test bench clean
+
+all: build
+
+deps:
+	@missing=$$(for p in $(DEB_DEPS); do dpkg -s $$p >/dev/null 2>&1 || echo $$p; done); \
+	if [ -n "$$missing" ]; then \
+	  echo "installing build dependencies:" $$missing; \
+	  $(SUDO) apt-get update -qq && DEBIAN_FRONTEND=noninteractive $(SUDO) apt-get install -y -qq $$missing; \
+	fi
+
+test-deps:
+	@missing=$$(for p in $(TEST_DEPS); do dpkg -s $$p >/dev/null 2>&1 || echo $$p; done); \
+	if [ -n "$$missing" ]; then \
+	  echo "installing test dependencies:" $$missing; \
+	  $(SUDO) apt-get update -qq && DEBIAN_FRONTEND=noninteractive $(SUDO) apt-get install -y -qq $$missing || \
+	    echo "warning: could not install $$missing; tests that need them are skipped"; \
+	fi
+
+$(BUILD)/CMakeCache.txt: | deps
+	cmake -S . -B $(BUILD) -DCMAKE_BUILD_TYPE=RelWithDebInfo
+
+build: deps $(BUILD)/CMakeCache.txt
+	cmake --build $(BUILD) -j $(JOBS)
+
+run: build
+	mkdir -p $(BUILD)/run
+	$(BUILD)/daemon/pkitd --config examples --socket $(BUILD)/run/pkitd.sock
+
+test: build test-deps
+	cd $(BUILD) && ctest --output-on-failure -j $(JOBS) --timeout 300
+
+bench: build
+	$(BUILD)/bench/run-benchmarks
+
+clean:
+	rm -rf $(BUILD)

@@ -1,0 +1,43 @@
+#pragma once
+// Loads and validates a configuration tree: DIR/pkitd.toml (optional) and every
+// DIR/services/*.toml in name order. Every problem is reported, positioned, in one
+// pass; nothing is returned unless the whole tree is valid.
+
+#include <expected>
+#include <filesystem>
+#include <string>
+#include <vector>
+
+#include "config/model.hpp"
+
+namespace pkit::config {
+
+// One configuration problem. to_string() gives "FILE:LINE:COLUMN: error: MESSAGE".
+struct Diagnostic {
+    std::string file;
+    int line = 1;
+    int column = 1;
+    std::string message;
+    std::string to_string() const;
+    bool operator==(const Diagnostic&) const = default;
+};
+
+struct LoadOptions {
+    // Refuse keys whose behaviour pkitd does not implement yet, with a positioned
+    // "not supported yet" error, so nothing is silently ignored.
+    bool reject_unsupported = true;
+    // Whether pkitd runs as root: only root may name another user/group.
+    bool as_root = false;
+    unsigned uid = 0;  // pkitd's own uid, to tell "another user" apart
+};
+
+using LoadResult = std::expected<Tree, std::vector<Diagnostic>>;
+
+// Never throws for bad input: unreadable files, TOML syntax errors and invalid
+// values all come back as diagnostics.
+LoadResult load_tree(const std::filesystem::path& dir, const LoadOptions& options);
+
+// Default options for this process (as_root and uid from getuid()).
+LoadOptions default_load_options();
+
+}  // namespace pkit::config

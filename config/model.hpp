@@ -1,0 +1,207 @@
+#pragma once
+// The service model: every key of SPEC §2 and pkitd.toml (§6, §9) as plain values.
+// Defaults here are the contract's defaults. Nothing in this header does I/O; the
+// loader (loader.hpp) fills these from TOML and validates them.
+//
+// Every struct is comparable with ==, because reload (SPEC §8) decides "changed" by
+// comparing parsed definitions: a change to comments or formatting is no change.
+
+#include <chrono>
+#include <csignal>
+#include <cstdint>
+#include <map>
+#include <optional>
+#include <string>
+#include <vector>
+
+namespace pkit::config {
+
+using Duration = std::chrono::nanoseconds;
+
+using namespace std::chrono_literals;
+
+enum class RestartPolicy { on_crash, always, never };
+
+// The launch failures pkitd can tell apart (SPEC §2 give_up_when.launch_errors).
+enum class LaunchError {
+    not_found,          // ENOENT / ENOTDIR on exec
+    permission_denied,  // EACCES / EPERM on exec
+    bad_cwd,            // chdir failed
+    bad_user,           // unknown user or group, or setuid/setgid/initgroups failed
+    bad_env_file,       // an env_file is missing or unreadable
+    exec_format,        // ENOEXEC: not an executable format
+    resources,          // fork, pipe or rlimit failure (EAGAIN, ENOMEM, EMFILE ...)
+    other,              // anything else exec reported
+};
+
+struct RestartSpec {
+    RestartPolicy policy = RestartPolicy::on_crash;
+    int max_restarts = -1;  // -1 unlimited
+    Duration within = 0s;   // 0: over the whole life
+    Duration backoff_initial = 200ms;
+    double backoff_factor = 2.0;
+    Duration max_backoff = 30s;
+    bool jitter = true;
+    Duration reset_after = 60s;
+    bool operator==(const RestartSpec&) const = default;
+};
+
+// The failure-storm guard; off unless `pause` is set.
+struct StormSpec {
+    std::optional<Duration> pause;
+    double threshold = 5.0;
+    Duration decay = 60s;  // half-life
+    bool enabled() const { return pause.has_value(); }
+    bool operator==(const StormSpec&) const = default;
+};
+
+// [stop_when] and [give_up_when]. Empty means "never matches".
+struct Predicate {
+    std::vector<int> exit_codes;
+    std::vector<int> signals;
+    std::optional<std::string> output_matches;  // ECMAScript regex source, validated
+    std::vector<LaunchError> launch_errors;     // give_up_when only
+    bool any_launch_error = false;              // give_up_when only: "any"
+    bool empty() const {
+        return exit_codes.empty() && signals.empty() && !output_matches &&
+               launch_errors.empty() && !any_launch_error;
+    }
+    bool operator==(const Predicate&) const = default;
+};
+
+enum class ProbeKind { none, exec, tcp, http, file, watchdog };
+
+// One probe: [health] (any kind, watchdog included) or [ready] (exec/tcp/http/file).
+struct ProbeSpec {
+    ProbeKind kind = ProbeKind::none;
+    std::vector<std::string> argv;  // exec
+    std::string target;             // tcp "host:port", http URL, file path
+    Duration watchdog = 0s;         // watchdog period
+    Duration interval = 0s;         // [health]: required for exec/tcp/http/file
+    int failures = 3;
+    Duration timeout = 1s;  // per probe attempt
+    bool enabled() const { return kind != ProbeKind::none; }
+    bool operator==(const ProbeSpec&) const = default;
+};
+
+struct ReadySpec {
+    bool notify = false;
+    ProbeSpec probe;  // kind none unless a probe key is set; probe.interval defaults 200ms
+    Duration timeout = 30s;
+    bool enabled() const { return notify || probe.enabled(); }
+    bool operator==(const ReadySpec&) const = default;
+};
+
+enum class StopMode { group, process };
+
+struct StopSpec {
+    int signal = SIGTERM;
+    Duration timeout = 5s;
+    StopMode mode = StopMode::group;
+    bool operator==(const StopSpec&) const = default;
+};
+
+enum class Forward { prefix, raw, none };
+
+struct OutputSpec {
+    std::size_t max_lines = 1000;
+    std::size_t max_bytes = 256 * 1024;
+    Forward forward = Forward::prefix;
+    bool operator==(const OutputSpec&) const = default;
+};
+
+struct Rlimit {
+    int resource = 0;                           // RLIMIT_* constant
+    std::string name;                           // "nofile", ...
+    std::optional<std::uint64_t> value;         // nullopt = unlimited
+    bool operator==(const Rlimit&) const = default;
+};
+
+// A user or group as written: a name or a numeric id. Resolved by the launcher.
+struct Principal {
+    std::optional<std::string> name;
+    std::optional<std::uint32_t> id;
+    bool set() const { return name || id; }
+    bool operator==(const Principal&) const = default;
+};
+
+struct ServiceSpec {
+    std::string name;
+    std::string file;  // the path pkitd opened, for messages
+
+    std::vector<std::string> command;
+    std::optional<std::string> cwd;
+    std::map<std::string, std::string> env;
+    bool clear_env = false;
+    std::vector<std::string> env_files;
+    std::optional<unsigned> umask;
+    std::vector<Rlimit> rlimits;
+    Principal user;
+    Principal group;
+    std::vector<std::string> after;
+    std::vector<int> success_codes{0};
+    Duration timeout = 0s;  // 0: none
+    bool autostart = true;
+    bool escalate = false;
+
+    RestartSpec restart;
+    StormSpec storm;
+    Predicate stop_when;
+    Predicate give_up_when;
+    ProbeSpec health;
+    ReadySpec ready;
+    StopSpec stop;
+    OutputSpec output;
+
+    bool operator==(const ServiceSpec&) const = default;
+};
+
+enum class Strategy { one_for_one, one_for_all, rest_for_one };
+
+struct GroupSpec {
+    std::string name;
+    Strategy strategy = Strategy::one_for_one;
+    std::vector<std::string> members;  // start order
+    int max_restarts = -1;             // restart events allowed in the window
+    Duration within = 0s;
+    bool operator==(const GroupSpec&) const = default;
+};
+
+struct RootSpec {
+    int max_restarts = 0;  // how often a failed group is restarted whole
+    Duration within = 60s;
+    bool operator==(const RootSpec&) const = default;
+};
+
+// pkitd.toml.
+struct DaemonSpec {
+    std::optional<std::string> socket;
+    std::vector<Principal> control_users;
+    std::optional<Principal> control_group;
+    Duration shutdown_timeout = 0s;  // 0: none
+    StormSpec storm{.pause = std::nullopt, .threshold = 50.0, .decay = 60s};
+    RootSpec root;
+    std::vector<GroupSpec> groups;  // in name order
+    bool operator==(const DaemonSpec&) const = default;
+};
+
+// A whole configuration tree: pkitd.toml plus services/*.toml.
+struct Tree {
+    std::string dir;  // as given
+    DaemonSpec daemon;
+    std::vector<ServiceSpec> services;  // in name order
+
+    const ServiceSpec* find_service(std::string_view name) const;
+    const GroupSpec* find_group(std::string_view name) const;
+    // The group a service belongs to, or nullptr for the root group.
+    const GroupSpec* group_of(std::string_view service) const;
+};
+
+// Names for display and the wire protocol.
+std::string_view to_string(RestartPolicy);
+std::string_view to_string(LaunchError);
+std::string_view to_string(ProbeKind);
+std::string_view to_string(Strategy);
+std::string_view to_string(Forward);
+
+}  // namespace pkit::config
