@@ -1,0 +1,97 @@
+#pragma once
+// Restart policy as plain values and functions (SPEC §3): the backoff formula, the
+// decaying storm score, the restart window, the predicates and the order of the gates.
+// Time and randomness come in as arguments; nothing here reads a clock or an RNG.
+
+#include <vector>
+#include <optional>
+#include <regex>
+#include <string>
+
+#include "daemon/core/output_tail.hpp"
+#include "daemon/core/types.hpp"
+
+namespace pkit::core {
+
+// Delay of the `step`-th consecutive restart (step from 0):
+// min(initial × factor^step, max_backoff) × j, j = 0.5 + u01 when jitter is on, else 1.
+// `u01` is a uniform draw in [0, 1).
+Duration backoff_delay(const config::RestartSpec& spec, int step, double u01);
+
+// A failure score that decays exponentially with a half-life; each crash adds 1.
+class StormScore {
+public:
+    // The score as of `now`.
+    double value(TimePoint now, Duration half_life) const;
+    // Adds one crash at `now`. Returns true when that brings the score to `threshold`
+    // or above, in which case the score goes back to 0 (the pause has been taken).
+    bool add_crash(TimePoint now, const config::StormSpec& spec);
+    void reset() { *this = StormScore{}; }
+
+private:
+    double m_score = 0.0;
+    TimePoint m_at{};
+};
+
+// Restarts counted against max_restarts: over the whole life (within == 0) or in a
+// sliding window. Only the times inside the window are kept, so it stays small.
+class RestartWindow {
+public:
+    int count(TimePoint now, Duration within);
+    void record(TimePoint now, Duration within);
+    void reset() { *this = RestartWindow{}; }
+
+private:
+    int m_total = 0;
+    std::vector<TimePoint> m_times;
+};
+
+// A compiled predicate: the spec plus its regex, compiled once per definition.
+struct CompiledPredicate {
+    const config::Predicate* spec = nullptr;
+    std::optional<std::regex> output_re;
+    static CompiledPredicate compile(const config::Predicate& spec);
+};
+
+// What is known of a completed run when the gates are checked.
+struct RunResult {
+    std::optional<int> code;
+    std::optional<int> signal;
+    std::optional<LaunchFailure> launch_error;
+    KilledBy killed_by = KilledBy::none;
+    Duration duration{};
+    bool clean = false;
+    const OutputTail* tail = nullptr;  // the run's captured output, when there is one
+};
+
+// Returns, in plain words, which rule of `pred` matched the run (e.g. "exit 78 matched
+// give_up_when.exit_codes"), or nullopt. `table` names the predicate for the message.
+std::optional<std::string> match_predicate(const CompiledPredicate& pred, const RunResult& run,
+                                           std::string_view table);
+
+// The outcome of the gates for one completed run.
+struct Decision {
+    bool restart = false;
+    StopReason reason = StopReason::policy_satisfied;  // when !restart
+    std::string why;                                    // plain words, for explain and the log
+    Duration delay{};                                   // when restart
+    bool storm_tripped = false;
+    int backoff_step = 0;        // the step the delay was computed from
+    int restarts_counted = 0;    // restarts counted against max_restarts, this one included
+    double storm_score = 0.0;    // the score after this crash (before a reset by a trip)
+};
+
+// The per-service memory the gates read and update.
+struct PolicyState {
+    int backoff_step = 0;
+    RestartWindow window;
+    StormScore storm;
+};
+
+// Checks the gates of SPEC §3 in order for one completed run and updates `state`
+// (backoff step, window, storm score) for a restart. `u01` is the jitter draw.
+Decision decide(const config::ServiceSpec& spec, const CompiledPredicate& stop_when,
+                const CompiledPredicate& give_up_when, const RunResult& run, PolicyState& state,
+                TimePoint now, double u01);
+
+}  // namespace pkit::core

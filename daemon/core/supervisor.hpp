@@ -1,0 +1,86 @@
+#pragma once
+// The Supervisor owns every Service machine and what lies between them: start order
+// and `after` dependencies, the PID → run map for exits, shutdown in reverse
+// dependency order within `shutdown_timeout`. Like Service it is pure: inputs are
+// method calls with `now`, effects are Actions the shell drains with take_actions().
+//
+// Propagation goes through one settle() pass after every input, not recursion: it
+// launches waiting services whose dependencies are satisfied and moves a shutdown on.
+
+#include <functional>
+#include <memory>
+#include <optional>
+#include <string_view>
+#include <unordered_map>
+#include <vector>
+
+#include "config/model.hpp"
+#include "daemon/core/service.hpp"
+
+namespace pkit::core {
+
+class Supervisor {
+public:
+    // `random01` draws uniformly from [0, 1) for backoff jitter; tests pass a fixed one.
+    Supervisor(config::Tree tree, std::function<double()> random01);
+
+    // Wants every autostart service up and launches what can start.
+    void start(Now now);
+
+    // --- Shell inputs ---------------------------------------------------------------
+    void on_spawned(std::size_t service, std::uint64_t run, pid_t pid, Now now);
+    void on_launch_failed(std::size_t service, std::uint64_t run, const LaunchFailure& failure,
+                          Now now);
+    // A reaped child. Returns false when the PID is no run of ours (an orphan).
+    bool on_exit(pid_t pid, int wait_status, Now now);
+    void on_time(Now now);
+    void on_output(std::size_t service, std::uint64_t run, Stream stream, std::string_view text,
+                   double wall);
+
+    // --- Operator commands ------------------------------------------------------------
+    // start re-arms a stopped, done or failed service with fresh counters; stop marks it
+    // stopped (not restarted until started); restart stops the current run (not a crash)
+    // and starts a new one at once. None of them counts against restart limits.
+    void start_service(std::size_t service, Now now);
+    void stop_service(std::size_t service, Now now);
+    void restart_service(std::size_t service, Now now);
+    // Graceful shutdown (SPEC §7): dependents first, independent services concurrently.
+    void shutdown(Now now);
+    bool shutting_down() const { return m_shutting_down; }
+
+    // --- Queries ------------------------------------------------------------------
+    std::optional<TimePoint> next_deadline() const;
+    std::vector<Action> take_actions();
+    std::size_t size() const { return m_services.size(); }
+    const Service& service(std::size_t i) const { return *m_services[i]; }
+    std::optional<std::size_t> find(std::string_view name) const;
+    // Service indices in start order (SPEC §6: `after`, then name order).
+    const std::vector<std::size_t>& start_order() const { return m_order; }
+    const config::DaemonSpec& daemon_spec() const { return m_daemon; }
+    // The names of the dependencies `service` is waiting for.
+    std::vector<std::string> unsatisfied_dependencies(std::size_t service) const;
+
+private:
+    void settle(Now now);
+    void settle_shutdown(Now now);
+    bool dependencies_satisfied(std::size_t service) const;
+    double draw() { return m_random01 ? m_random01() : 0.5; }
+    void track_spawns(std::size_t from);
+
+    // The services' specs live in their Service; only pkitd.toml's part is kept here.
+    config::DaemonSpec m_daemon;
+    std::function<double()> m_random01;
+    std::vector<std::unique_ptr<Service>> m_services;
+    std::vector<std::vector<std::size_t>> m_dependencies;  // service → what it starts after
+    std::vector<std::vector<std::size_t>> m_dependents;    // service → what starts after it
+    std::vector<std::size_t> m_order;
+    std::unordered_map<pid_t, std::pair<std::size_t, std::uint64_t>> m_runs;  // pid → run
+    std::vector<Action> m_actions;
+
+    bool m_shutting_down = false;
+    bool m_exit_sent = false;
+    std::optional<TimePoint> m_shutdown_deadline;
+    std::vector<bool> m_stop_sent;
+};
+
+}  // namespace pkit::core

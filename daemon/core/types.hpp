@@ -1,0 +1,136 @@
+#pragma once
+// Vocabulary of the functional core: time as a value, states, exit records, the
+// events the core reports and the actions it asks the shell to perform.
+// Nothing here reads a clock: every function of the core takes `Now` as a parameter.
+
+#include <sys/types.h>
+
+#include <chrono>
+#include <cstdint>
+#include <optional>
+#include <string>
+#include <variant>
+#include <vector>
+
+#include "config/model.hpp"
+
+namespace pkit::core {
+
+using config::Duration;
+using TimePoint = std::chrono::steady_clock::time_point;
+
+// The moment an input happened: monotonic time for every decision, wall time
+// (unix seconds) only for display.
+struct Now {
+    TimePoint mono{};
+    double wall = 0.0;
+    Now plus(Duration d) const {
+        return {mono + d, wall + std::chrono::duration<double>(d).count()};
+    }
+};
+
+enum class State { waiting, starting, running, stopping, backoff, storm_pause, stopped, done, failed };
+
+// Why supervision of a service ended (SPEC §5 `stopped`).
+enum class StopReason { policy_satisfied, predicate, restarts_exhausted, gave_up, unhealthy, operator_ };
+
+// Why pkitd itself ended a run (SPEC §5 `last_exit.killed_by`).
+enum class KilledBy { none, liveness, timeout, ready_timeout, operator_ };
+
+enum class Stream { stdout_, stderr_ };
+
+// How a run ended, as reported in `last_exit`.
+struct ExitRecord {
+    std::optional<int> code;    // set when the main process exited
+    std::optional<int> signal;  // set when it was killed by a signal
+    Duration duration{};
+    double at = 0.0;  // wall time of the exit
+    bool timed_out = false;
+    KilledBy killed_by = KilledBy::none;
+};
+
+// A launch that never became a process.
+struct LaunchFailure {
+    config::LaunchError kind = config::LaunchError::other;
+    std::string message;  // "not_found: /usr/bin/x: No such file or directory"
+};
+
+enum class EventType {
+    started,
+    ready,
+    exited,
+    restarting,
+    storm_pause,
+    liveness_kill,
+    health,
+    stopped,
+    gave_up,
+    restarts_exhausted,
+    group_failed,
+    escalated,
+    reload,
+};
+
+// One lifecycle event: pkitd's log line and the `events` stream are both made from it.
+struct Event {
+    EventType type = EventType::started;
+    std::string service;               // empty for daemon-wide events
+    std::optional<std::string> group;  // the service's group, or the failed group
+    double at = 0.0;
+    std::uint64_t run = 0;
+    pid_t pid = 0;                      // started
+    std::optional<ExitRecord> exit;     // exited
+    std::optional<LaunchFailure> launch_error;  // exited without a process
+    Duration delay{};                   // restarting, storm_pause
+    int restart = 0;                    // restarting: the restart's number
+    std::string reason;                 // stopped, gave_up, ...: plain words
+};
+
+// --- Actions: what the core asks the shell to do ---------------------------------
+
+// Fork and exec run `run` of service `service`; the shell answers with
+// Supervisor::on_spawned or Supervisor::on_launch_failed.
+struct SpawnAction {
+    std::size_t service;
+    std::uint64_t run;
+};
+
+// Send `signal` to the run's process group (or main PID). With `then_cont`, follow with
+// SIGCONT so a stopped process can act on it (SPEC §7).
+struct SignalAction {
+    std::size_t service;
+    std::uint64_t run;
+    pid_t pid;
+    int signal;
+    bool group;
+    bool then_cont;
+};
+
+// The main process of a group-mode run exited: what remains of its process group
+// gets `signal` now and SIGKILL after `grace`. The shell tracks such groups until
+// they are empty (pkitd is their subreaper) and kills them on shutdown.
+struct CleanupGroupAction {
+    std::size_t service;
+    pid_t pgid;
+    int signal;
+    Duration grace;
+};
+
+struct EmitAction {
+    Event event;
+};
+
+// Everything is stopped after a shutdown or an escalation: the daemon exits.
+struct ExitAction {
+    int status;
+};
+
+using Action = std::variant<SpawnAction, SignalAction, CleanupGroupAction, EmitAction, ExitAction>;
+
+std::string_view to_string(State);
+std::string_view to_string(StopReason);
+std::string_view to_string(KilledBy);
+std::string_view to_string(EventType);
+std::string_view to_string(Stream);
+
+}  // namespace pkit::core
