@@ -1,0 +1,59 @@
+#pragma once
+// The protocol's vocabulary (SPEC §9): its version, its commands and its error codes,
+// with their wire names. Shared by pkitd and pkitctl so both spell them the same way.
+
+#include <cstddef>
+#include <optional>
+#include <string>
+#include <string_view>
+
+#include <nlohmann/json.hpp>
+
+namespace pkit::proto {
+
+using json = nlohmann::json;
+
+// Reported by `ping` and `status`; bumped only for an incompatible change.
+inline constexpr int k_protocol_version = 1;
+
+// The longest request line accepted, not counting its newline (SPEC §9).
+inline constexpr std::size_t k_max_line_bytes = 1024 * 1024;
+
+enum class Command {
+    ping,
+    status,
+    start,
+    stop,
+    restart,
+    signal,
+    logs,
+    events,
+    explain,
+    reload,
+    shutdown
+};
+
+enum class ErrorCode {
+    bad_request,      // not JSON, not an object, a missing or wrong-typed field
+    too_large,        // a line over k_max_line_bytes; the connection is then closed
+    unknown_command,  // "cmd" names no command
+    unknown_service,  // a named service does not exist
+    invalid_config,   // reload found an invalid configuration
+    forbidden,        // the peer's credentials are not allowed on the socket
+};
+
+std::string_view to_string(Command command);
+std::optional<Command> command_from_string(std::string_view name);
+
+std::string_view to_string(ErrorCode code);
+std::optional<ErrorCode> error_code_from_string(std::string_view name);
+
+// An error reply, or a request that could not be parsed. `id` is the request's id
+// when it could be read, else null, so the reply still matches its request.
+struct Error {
+    ErrorCode code = ErrorCode::bad_request;
+    std::string message;
+    json id;
+};
+
+}  // namespace pkit::proto

@@ -1,0 +1,40 @@
+#pragma once
+// Reply and stream lines (SPEC §9). Every request gets exactly one reply line first:
+//   {"id": <same>, "ok": true, "result": {...}}
+//   {"id": <same>, "ok": false, "error": {"code": "<code>", "message": "<text>"}}
+// and a streaming request then gets further lines:
+//   {"id": <same>, "event": {...}}   or   {"id": <same>, "line": {...}}
+// Each builder returns one compact JSON line ending in "\n". Text that is not valid
+// UTF-8 (a service's output may be anything) is replaced with U+FFFD, never thrown on.
+
+#include <expected>
+#include <string>
+#include <string_view>
+
+#include "proto/codes.hpp"
+
+namespace pkit::proto {
+
+std::string ok_reply(const json& id, const json& result);
+std::string error_reply(const json& id, ErrorCode code, std::string_view message);
+std::string error_reply(const Error& error);
+std::string event_line(const json& id, const json& event);
+std::string log_line(const json& id, const json& line);
+
+// Compact JSON and "\n", with invalid UTF-8 replaced rather than thrown on.
+std::string to_line(const json& value);
+
+// One line received by a client, sorted by kind.
+struct Reply {
+    enum class Kind { result, error, event, line };
+    json id;
+    Kind kind = Kind::result;
+    json body;    // the result, event or log line object; null for an error
+    Error error;  // for Kind::error; an unknown code reads as bad_request
+};
+
+// Parses a line from pkitd. Never throws; a line that is none of the four shapes
+// comes back as a message saying what is wrong with it.
+std::expected<Reply, std::string> parse_reply(std::string_view line) noexcept;
+
+}  // namespace pkit::proto

@@ -1,0 +1,226 @@
+#include "proto/request.hpp"
+
+#include <climits>
+#include <utility>
+
+namespace pkit::proto {
+namespace {
+
+using Result = std::expected<Request, Error>;
+
+std::unexpected<Error> fail(ErrorCode code, std::string message, json id = nullptr) {
+    return std::unexpected(Error{code, std::move(message), std::move(id)});
+}
+
+// How deeply `value` nests, counted without recursion (see k_max_id_depth). Stops
+// counting once `limit` is passed.
+int nesting_depth(const json& value, int limit) {
+    std::vector<std::pair<const json*, int>> pending{{&value, 1}};
+    int deepest = 0;
+    while (!pending.empty()) {
+        auto [node, depth] = pending.back();
+        pending.pop_back();
+        deepest = std::max(deepest, depth);
+        if (deepest > limit) {
+            return deepest;
+        }
+        if (node->is_structured()) {
+            for (const auto& child : *node) {
+                pending.emplace_back(&child, depth + 1);
+            }
+        }
+    }
+    return deepest;
+}
+
+// Reads the optional field `name` into `out` when present and not null.
+// Returns the error message when the field has the wrong type.
+std::optional<std::string> read_bool(const json& object, const char* name, bool& out) {
+    auto it = object.find(name);
+    if (it == object.end() || it->is_null()) {
+        return std::nullopt;
+    }
+    if (!it->is_boolean()) {
+        return std::string("\"") + name + "\" must be a boolean";
+    }
+    out = it->get<bool>();
+    return std::nullopt;
+}
+
+std::optional<std::string> read_string(const json& object, const char* name, std::string& out) {
+    auto it = object.find(name);
+    if (it == object.end() || it->is_null()) {
+        return std::nullopt;
+    }
+    if (!it->is_string()) {
+        return std::string("\"") + name + "\" must be a string";
+    }
+    out = it->get<std::string>();
+    return std::nullopt;
+}
+
+std::optional<std::string> read_services(const json& object, std::vector<std::string>& out) {
+    auto it = object.find("services");
+    if (it == object.end() || it->is_null()) {
+        return std::nullopt;
+    }
+    constexpr const char* k_message = "\"services\" must be an array of strings";
+    if (!it->is_array()) {
+        return k_message;
+    }
+    for (const auto& element : *it) {
+        if (!element.is_string()) {
+            return k_message;
+        }
+        out.push_back(element.get<std::string>());
+    }
+    return std::nullopt;
+}
+
+// `lines` is a non-negative integer; a count beyond int is clamped, since asking for
+// more lines than any tail holds simply means "all of them".
+std::optional<std::string> read_lines(const json& object, int& out) {
+    auto it = object.find("lines");
+    if (it == object.end() || it->is_null()) {
+        return std::nullopt;
+    }
+    constexpr const char* k_message = "\"lines\" must be a non-negative integer";
+    if (it->is_number_unsigned()) {
+        auto value = it->get<std::uint64_t>();
+        out = value > INT_MAX ? INT_MAX : static_cast<int>(value);
+        return std::nullopt;
+    }
+    return k_message;  // negative, fractional, or not a number at all
+}
+
+// The per-command argument rules of SPEC §9.
+std::optional<std::string> check_arguments(const Request& request) {
+    switch (request.cmd) {
+        case Command::start:
+        case Command::stop:
+        case Command::restart:
+        case Command::signal:
+            if (request.services.empty() && !request.all) {
+                return "\"services\" must name at least one service, or \"all\" must be true";
+            }
+            if (request.cmd == Command::signal && request.signal.empty()) {
+                return "\"signal\" is required";
+            }
+            return std::nullopt;
+        case Command::logs:
+        case Command::explain:
+            if (request.service.empty()) {
+                return "\"service\" is required";
+            }
+            return std::nullopt;
+        case Command::ping:
+        case Command::status:
+        case Command::events:
+        case Command::reload:
+        case Command::shutdown:
+            return std::nullopt;
+    }
+    return std::nullopt;
+}
+
+Result parse_object(json& object) {
+    Request request;
+    if (auto it = object.find("id"); it != object.end()) {
+        if (nesting_depth(*it, k_max_id_depth) > k_max_id_depth) {
+            return fail(ErrorCode::bad_request, "\"id\" is nested too deeply");
+        }
+        request.id = std::move(*it);
+    }
+    auto cmd = object.find("cmd");
+    if (cmd == object.end()) {
+        return fail(ErrorCode::bad_request, "\"cmd\" is required", std::move(request.id));
+    }
+    if (!cmd->is_string()) {
+        return fail(ErrorCode::bad_request, "\"cmd\" must be a string", std::move(request.id));
+    }
+    const auto& name = cmd->get_ref<const std::string&>();
+    auto command = command_from_string(name);
+    if (!command) {
+        // Only a short, known-valid excerpt of the name is echoed back.
+        auto shown = name.size() > 64 ? name.substr(0, 64) + "..." : name;
+        return fail(ErrorCode::unknown_command, "unknown command \"" + shown + "\"",
+                    std::move(request.id));
+    }
+    request.cmd = *command;
+    for (auto problem :
+         {read_services(object, request.services), read_bool(object, "all", request.all),
+          read_string(object, "signal", request.signal), read_bool(object, "group", request.group),
+          read_string(object, "service", request.service), read_lines(object, request.lines),
+          read_bool(object, "previous", request.previous),
+          read_bool(object, "follow", request.follow), check_arguments(request)}) {
+        if (problem) {
+            return fail(ErrorCode::bad_request, std::move(*problem), std::move(request.id));
+        }
+    }
+    return request;
+}
+
+}  // namespace
+
+std::expected<Request, Error> parse_request(std::string_view line) noexcept {
+    try {
+        auto value = json::parse(line, nullptr, false);
+        if (value.is_discarded()) {
+            return fail(ErrorCode::bad_request, "the request is not valid JSON");
+        }
+        if (!value.is_object()) {
+            return fail(ErrorCode::bad_request, "the request must be a JSON object");
+        }
+        return parse_object(value);
+    } catch (...) {
+        // Only allocation failure can get here; the request is refused, pkitd goes on.
+        return fail(ErrorCode::bad_request, "the request could not be processed");
+    }
+}
+
+void to_json(json& out, const Request& request) {
+    out = json::object();
+    out["id"] = request.id;
+    out["cmd"] = to_string(request.cmd);
+    switch (request.cmd) {
+        case Command::status:
+            if (!request.services.empty()) {
+                out["services"] = request.services;
+            }
+            break;
+        case Command::start:
+        case Command::stop:
+        case Command::restart:
+        case Command::signal:
+            if (request.all) {
+                out["all"] = true;
+            } else {
+                out["services"] = request.services;
+            }
+            if (request.cmd == Command::signal) {
+                out["signal"] = request.signal;
+                out["group"] = request.group;
+            }
+            break;
+        case Command::logs:
+            out["service"] = request.service;
+            out["lines"] = request.lines;
+            out["previous"] = request.previous;
+            out["follow"] = request.follow;
+            break;
+        case Command::explain:
+            out["service"] = request.service;
+            break;
+        case Command::ping:
+        case Command::events:
+        case Command::reload:
+        case Command::shutdown:
+            break;
+    }
+}
+
+std::string request_line(const Request& request) {
+    return json(request).dump(-1, ' ', false, json::error_handler_t::replace) + "\n";
+}
+
+}  // namespace pkit::proto

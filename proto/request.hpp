@@ -1,0 +1,49 @@
+#pragma once
+// A control request (SPEC §9): `{"id": <any JSON>, "cmd": "<command>", ...arguments}`.
+// pkitd parses request lines with parse_request; pkitctl builds them with to_json.
+
+#include <expected>
+#include <string>
+#include <string_view>
+#include <vector>
+
+#include "proto/codes.hpp"
+
+namespace pkit::proto {
+
+// One request with every argument any command takes; a command reads only its own.
+struct Request {
+    json id;  // echoed in every reply line; null when the request had none
+    Command cmd = Command::ping;
+    std::vector<std::string> services;  // status (optional), start/stop/restart/signal
+    bool all = false;                   // start/stop/restart: every service
+    std::string signal;                 // signal: a name or number, as the user wrote it
+    bool group = false;                 // signal: the whole process group, not the main PID
+    std::string service;                // logs, explain
+    int lines = 100;                    // logs: the last N lines
+    bool previous = false;              // logs: the run before the latest
+    bool follow = false;                // logs: stream new lines after the reply
+
+    bool operator==(const Request&) const = default;
+};
+
+// The deepest `id` accepted. Echoing an id copies and prints it, and both recurse, so
+// a hostile id nested a million levels deep must be refused before it is touched.
+inline constexpr int k_max_id_depth = 64;
+
+// Parses one request line (without its newline). Never throws and never aborts,
+// whatever the bytes: every problem comes back as an Error whose message names the
+// offending field, with `id` filled in when it could be read. Checks each command's
+// required arguments (start/stop/restart/signal: a non-empty `services` or
+// `all: true`; signal: `signal`; logs/explain: `service`; logs: `lines` >= 0).
+// Unknown fields are ignored, as the protocol promises.
+std::expected<Request, Error> parse_request(std::string_view line) noexcept;
+
+// The request as sent on the wire: `id`, `cmd` and only the arguments its command
+// uses, so a request round-trips through parse_request unchanged.
+void to_json(json& out, const Request& request);
+
+// The request's wire line: compact JSON and "\n".
+std::string request_line(const Request& request);
+
+}  // namespace pkit::proto

@@ -1,0 +1,64 @@
+#include "proto/results.hpp"
+
+#include "proto/optional_json.hpp"
+
+namespace pkit::proto {
+
+using detail::field_from_json;
+using detail::optional_from_json;
+using detail::optional_to_json;
+
+void to_json(json& out, const LogLine& value) {
+    out = json{{"stream", value.stream}, {"text", value.text}, {"at", value.at}};
+}
+
+void from_json(const json& in, LogLine& value) {
+    field_from_json(in, "stream", value.stream);
+    in.at("text").get_to(value.text);
+    field_from_json(in, "at", value.at);
+}
+
+void to_json(json& out, const LogsResult& value) {
+    out = json{{"lines", value.lines},
+               {"truncated", value.truncated},
+               {"run", optional_to_json(value.run)}};
+}
+
+void from_json(const json& in, LogsResult& value) {
+    in.at("lines").get_to(value.lines);
+    field_from_json(in, "truncated", value.truncated);
+    optional_from_json(in, "run", value.run);
+}
+
+void to_json(json& out, const ReloadResult& value) {
+    out = json{{"added", value.added},
+               {"removed", value.removed},
+               {"changed", value.changed},
+               {"unchanged", value.unchanged}};
+}
+
+void from_json(const json& in, ReloadResult& value) {
+    field_from_json(in, "added", value.added);
+    field_from_json(in, "removed", value.removed);
+    field_from_json(in, "changed", value.changed);
+    field_from_json(in, "unchanged", value.unchanged);
+}
+
+void to_json(json& out, const ExplainResult& value) {
+    out = json{{"text", value.text}, {"facts", value.facts}};
+}
+
+void from_json(const json& in, ExplainResult& value) {
+    in.at("text").get_to(value.text);
+    field_from_json(in, "facts", value.facts);
+}
+
+json make_event(std::string_view type, std::optional<std::string> service,
+                std::optional<std::string> group, double at) {
+    return json{{"type", type},
+                {"service", optional_to_json(service)},
+                {"group", optional_to_json(group)},
+                {"at", at}};
+}
+
+}  // namespace pkit::proto

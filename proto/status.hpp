@@ -1,0 +1,108 @@
+#pragma once
+// The status objects of SPEC §5, with the exact wire names and types. Optional fields
+// are written as JSON null, never omitted, so scripts can rely on every key.
+// from_json throws nlohmann::json::exception on a missing or wrong-typed required
+// field; pkitctl catches that once in main. (pkitd only writes these.)
+
+#include <optional>
+#include <string>
+#include <vector>
+
+#include "proto/codes.hpp"
+
+namespace pkit::proto {
+
+// How the latest completed run ended.
+struct ExitInfo {
+    std::optional<int> code;            // the exit code, or null when killed by a signal
+    std::optional<std::string> signal;  // "SIGKILL", or null for a normal exit
+    double duration = 0;                // seconds the run lasted
+    double at = 0;                      // unix seconds when it ended
+    bool timed_out = false;             // ended by the service's `timeout`
+    // Who killed it: "liveness", "timeout", "ready_timeout" or "operator"; null if no one.
+    std::optional<std::string> killed_by;
+    bool operator==(const ExitInfo&) const = default;
+};
+
+struct HealthInfo {
+    std::string status = "unknown";  // "unknown", "healthy" or "unhealthy"
+    int failures = 0;                // failed probes in a row
+    bool operator==(const HealthInfo&) const = default;
+};
+
+// One service's status (SPEC §5).
+struct ServiceStatus {
+    std::string name;
+    std::string state;  // waiting, starting, running, stopping, backoff, storm_pause, ...
+    std::optional<std::string> group;  // null for a service in no group
+    std::optional<int> pid;
+    int run = 0;                       // 0 before the first run
+    std::optional<double> started_at;  // unix seconds of the latest run
+    std::optional<double> uptime;      // while a run exists (starting, running, stopping)
+    bool ready = false;
+    int restarts = 0;
+    int storm_pauses = 0;
+    int liveness_kills = 0;
+    // Why supervision ended: policy_satisfied, predicate, restarts_exhausted, gave_up,
+    // unhealthy or operator; null while supervised.
+    std::optional<std::string> stopped;
+    std::optional<double> next_restart_in;
+    std::optional<HealthInfo> health;  // null without a liveness probe
+    std::optional<std::string> notify_status;
+    std::optional<ExitInfo> last_exit;
+    std::optional<std::string> last_launch_error;  // "not_found: /usr/bin/x: No such file..."
+    bool operator==(const ServiceStatus&) const = default;
+};
+
+// The `daemon` object of `status`.
+struct DaemonStatus {
+    int pid = 0;
+    std::string version;
+    int protocol = k_protocol_version;
+    double uptime = 0;
+    std::string config_dir;
+    std::string socket;
+    std::string state = "running";  // "running" or "shutting_down"
+    int orphans_reaped = 0;
+    int storm_pauses = 0;
+    bool operator==(const DaemonStatus&) const = default;
+};
+
+// The result of `ping`.
+struct PingResult {
+    int pid = 0;
+    std::string version;
+    int protocol = k_protocol_version;
+    double uptime = 0;
+    bool operator==(const PingResult&) const = default;
+};
+
+// The result of `status`: services in start order.
+struct StatusResult {
+    DaemonStatus daemon;
+    std::vector<ServiceStatus> services;
+    bool operator==(const StatusResult&) const = default;
+};
+
+// The result of start, stop, restart and signal: the affected services' status.
+struct ServicesResult {
+    std::vector<ServiceStatus> services;
+    bool operator==(const ServicesResult&) const = default;
+};
+
+void to_json(json& out, const ExitInfo& value);
+void from_json(const json& in, ExitInfo& value);
+void to_json(json& out, const HealthInfo& value);
+void from_json(const json& in, HealthInfo& value);
+void to_json(json& out, const ServiceStatus& value);
+void from_json(const json& in, ServiceStatus& value);
+void to_json(json& out, const DaemonStatus& value);
+void from_json(const json& in, DaemonStatus& value);
+void to_json(json& out, const PingResult& value);
+void from_json(const json& in, PingResult& value);
+void to_json(json& out, const StatusResult& value);
+void from_json(const json& in, StatusResult& value);
+void to_json(json& out, const ServicesResult& value);
+void from_json(const json& in, ServicesResult& value);
+
+}  // namespace pkit::proto

@@ -1,0 +1,188 @@
+// parse_request: the daemon's first contact with untrusted bytes. Every case here
+// must come back as a value or an Error, never an exception or an abort.
+
+#include "tests/unit/proto/proto_doctest.hpp"
+
+#include <string>
+
+#include "proto/request.hpp"
+
+using pkit::proto::Command;
+using pkit::proto::ErrorCode;
+using pkit::proto::json;
+using pkit::proto::parse_request;
+using pkit::proto::Request;
+
+namespace {
+
+pkit::proto::Error parse_error(std::string_view line) {
+    auto parsed = parse_request(line);
+    REQUIRE_FALSE(parsed.has_value());
+    return parsed.error();
+}
+
+}  // namespace
+
+TEST_CASE("a minimal ping parses with a null id and defaults") {
+    auto parsed = parse_request(R"({"cmd":"ping"})");
+    REQUIRE(parsed.has_value());
+    CHECK(parsed->cmd == Command::ping);
+    CHECK(parsed->id.is_null());
+    CHECK(parsed->lines == 100);
+    CHECK_FALSE(parsed->all);
+}
+
+TEST_CASE("every command name parses, and unknown fields are ignored") {
+    for (auto [name, command] :
+         {std::pair{"ping", Command::ping}, std::pair{"status", Command::status},
+          std::pair{"events", Command::events}, std::pair{"reload", Command::reload},
+          std::pair{"shutdown", Command::shutdown}}) {
+        auto line = json{{"cmd", name}, {"id", 7}, {"extra", {1, 2}}}.dump();
+        auto parsed = parse_request(line);
+        REQUIRE(parsed.has_value());
+        CHECK(parsed->cmd == command);
+        CHECK(parsed->id == 7);
+    }
+}
+
+TEST_CASE("an id of every JSON type is kept as is, also in errors") {
+    for (const auto& id :
+         {json(nullptr), json(true), json(-3), json(18446744073709551615ULL), json(2.5),
+          json("abc"), json::array({1, "x"}), json::object({{"k", json::array()}})}) {
+        auto ok = parse_request(json{{"id", id}, {"cmd", "ping"}}.dump());
+        REQUIRE(ok.has_value());
+        CHECK(ok->id == id);
+        auto bad = parse_error(json{{"id", id}, {"cmd", "nope"}}.dump());
+        CHECK(bad.code == ErrorCode::unknown_command);
+        CHECK(bad.id == id);
+    }
+}
+
+TEST_CASE("arguments are read for each command") {
+    auto start = parse_request(R"({"cmd":"start","services":["a","b"]})");
+    REQUIRE(start.has_value());
+    CHECK(start->services == std::vector<std::string>{"a", "b"});
+
+    auto stop_all = parse_request(R"({"cmd":"stop","all":true})");
+    REQUIRE(stop_all.has_value());
+    CHECK(stop_all->all);
+
+    auto signal = parse_request(R"({"cmd":"signal","services":["a"],"signal":"HUP","group":true})");
+    REQUIRE(signal.has_value());
+    CHECK(signal->signal == "HUP");
+    CHECK(signal->group);
+
+    auto logs =
+        parse_request(R"({"cmd":"logs","service":"web","lines":5,"previous":true,"follow":false})");
+    REQUIRE(logs.has_value());
+    CHECK(logs->service == "web");
+    CHECK(logs->lines == 5);
+    CHECK(logs->previous);
+    CHECK_FALSE(logs->follow);
+
+    auto status = parse_request(R"({"cmd":"status","services":null})");
+    REQUIRE(status.has_value());
+    CHECK(status->services.empty());
+}
+
+TEST_CASE("missing required arguments are bad requests naming the field") {
+    CHECK(parse_error(R"({"cmd":"start"})").message.find("\"services\"") != std::string::npos);
+    CHECK(parse_error(R"({"cmd":"restart","services":[]})").code == ErrorCode::bad_request);
+    CHECK(parse_error(R"({"cmd":"stop","all":false})").code == ErrorCode::bad_request);
+    CHECK(parse_error(R"({"cmd":"signal","services":["a"]})").message == "\"signal\" is required");
+    CHECK(parse_error(R"({"cmd":"logs"})").message == "\"service\" is required");
+    CHECK(parse_error(R"({"cmd":"explain","service":""})").message == "\"service\" is required");
+    CHECK(parse_error(R"({"id":1})").message == "\"cmd\" is required");
+}
+
+TEST_CASE("wrong-typed fields are bad requests naming the field, with the id echoed") {
+    auto services = parse_error(R"({"id":"x","cmd":"start","services":"web"})");
+    CHECK(services.code == ErrorCode::bad_request);
+    CHECK(services.message == "\"services\" must be an array of strings");
+    CHECK(services.id == "x");
+    CHECK(parse_error(R"({"cmd":"start","services":["a",1]})").message ==
+          "\"services\" must be an array of strings");
+    CHECK(parse_error(R"({"cmd":5})").message == "\"cmd\" must be a string");
+    CHECK(parse_error(R"({"cmd":"stop","all":"yes"})").message == "\"all\" must be a boolean");
+    CHECK(parse_error(R"({"cmd":"signal","services":["a"],"signal":9})").message ==
+          "\"signal\" must be a string");
+    CHECK(parse_error(R"({"cmd":"logs","service":"a","follow":1})").message ==
+          "\"follow\" must be a boolean");
+    for (auto lines : {"-1", "2.5", "\"10\"", "true", "[]"}) {
+        auto line = std::string(R"({"cmd":"logs","service":"a","lines":)") + lines + "}";
+        CHECK(parse_error(line).message == "\"lines\" must be a non-negative integer");
+    }
+}
+
+TEST_CASE("huge line counts are clamped, huge numbers elsewhere are harmless") {
+    auto logs = parse_request(R"({"cmd":"logs","service":"a","lines":99999999999})");
+    REQUIRE(logs.has_value());
+    CHECK(logs->lines == 2147483647);
+    CHECK(parse_error(R"({"cmd":"logs","service":"a","lines":1e400})").code ==
+          ErrorCode::bad_request);
+    auto big_id = parse_request(R"({"cmd":"ping","id":123456789012345678901234567890})");
+    REQUIRE(big_id.has_value());
+    CHECK(big_id->id.is_number_float());
+}
+
+TEST_CASE("hostile input never aborts") {
+    CHECK(parse_error("").code == ErrorCode::bad_request);
+    CHECK(parse_error("   ").code == ErrorCode::bad_request);
+    CHECK(parse_error("not json").message == "the request is not valid JSON");
+    CHECK(parse_error("[1,2]").message == "the request must be a JSON object");
+    CHECK(parse_error("\"ping\"").code == ErrorCode::bad_request);
+    CHECK(parse_error("null").code == ErrorCode::bad_request);
+    CHECK(parse_error("{\"cmd\":\"ping\"} trailing").code == ErrorCode::bad_request);
+    CHECK(parse_error("{\"cmd\":\"p\xff\xfeng\"}").code == ErrorCode::bad_request);
+    CHECK(parse_error(std::string("{\"cmd\":\"ping\0\"}", 15)).code == ErrorCode::bad_request);
+
+    std::string deep_array(500000, '[');
+    deep_array += std::string(500000, ']');
+    CHECK(parse_error(deep_array).message == "the request must be a JSON object");
+    CHECK(parse_error(std::string(500000, '{')).code == ErrorCode::bad_request);
+
+    std::string deep_id =
+        R"({"cmd":"ping","id":)" + std::string(100000, '[') + std::string(100000, ']') + "}";
+    auto deep = parse_error(deep_id);
+    CHECK(deep.message == "\"id\" is nested too deeply");
+    CHECK(deep.id.is_null());
+
+    std::string deep_extra =
+        R"({"cmd":"ping","x":)" + std::string(100000, '[') + std::string(100000, ']') + "}";
+    CHECK(parse_request(deep_extra).has_value());
+}
+
+TEST_CASE("a long unknown command name is echoed shortened") {
+    auto error = parse_error(json{{"cmd", std::string(10000, 'x')}}.dump());
+    CHECK(error.code == ErrorCode::unknown_command);
+    CHECK(error.message.size() < 100);
+}
+
+TEST_CASE("requests round-trip through to_json and parse_request") {
+    std::vector<Request> requests{
+        Request{.id = 1, .cmd = Command::ping},
+        Request{.id = "s", .cmd = Command::status, .services = {"a"}},
+        Request{.id = nullptr, .cmd = Command::restart, .all = true},
+        Request{.id = 2, .cmd = Command::stop, .services = {"a", "b"}},
+        Request{
+            .id = 3, .cmd = Command::signal, .services = {"a"}, .signal = "SIGHUP", .group = true},
+        Request{.id = 4,
+                .cmd = Command::logs,
+                .service = "web",
+                .lines = 7,
+                .previous = true,
+                .follow = true},
+        Request{.id = 5, .cmd = Command::explain, .service = "web"},
+        Request{.id = 6, .cmd = Command::events},
+        Request{.id = 7, .cmd = Command::reload},
+        Request{.id = 8, .cmd = Command::shutdown},
+    };
+    for (const auto& request : requests) {
+        auto line = pkit::proto::request_line(request);
+        REQUIRE(line.back() == '\n');
+        CHECK(line.find('\n') == line.size() - 1);
+        auto parsed = parse_request(std::string_view(line).substr(0, line.size() - 1));
+        REQUIRE(parsed.has_value());
+        CHECK(*parsed == request);
+    }
+}
