@@ -1,0 +1,124 @@
+#include "daemon/shell/launch_child.hpp"
+
+#include <fcntl.h>
+#include <grp.h>
+#include <sys/stat.h>
+#include <unistd.h>
+
+#include <cerrno>
+#include <climits>
+#include <csignal>
+
+// Only async-signal-safe calls below this line: no allocation, no stdio, no locks.
+
+namespace pkit::shell {
+
+namespace {
+
+[[noreturn]] void fail(int report_fd, ChildStage stage, int index = -1) {
+    ChildReport report;
+    report.stage = static_cast<int>(stage);
+    report.error = errno;
+    report.index = index;
+    ssize_t ignored = write(report_fd, &report, sizeof report);
+    (void)ignored;
+    _exit(127);
+}
+
+// Moves `fd` to a number >= 3 (close-on-exec) if it sits on 0, 1 or 2, so that the
+// dup2 calls onto the standard streams cannot clobber a source before it is used. Only
+// happens when pkitd was started with a standard stream closed.
+int above_stdio(int fd, int report_fd) {
+    if (fd >= 3) {
+        return fd;
+    }
+    int moved = fcntl(fd, F_DUPFD_CLOEXEC, 3);
+    if (moved < 0) {
+        fail(report_fd, ChildStage::setup);
+    }
+    return moved;
+}
+
+void reset_signals() {
+    struct sigaction default_action {};
+    default_action.sa_handler = SIG_DFL;
+    sigemptyset(&default_action.sa_mask);
+    for (int signo = 1; signo < NSIG; ++signo) {
+        if (signo == SIGKILL || signo == SIGSTOP) {
+            continue;
+        }
+        // glibc refuses its own internal signals (32, 33) with EINVAL; they are never
+        // ignored or handled by pkitd, so that is fine.
+        sigaction(signo, &default_action, nullptr);
+    }
+    sigset_t empty;
+    sigemptyset(&empty);
+    sigprocmask(SIG_SETMASK, &empty, nullptr);
+}
+
+// Marks every fd >= 3 close-on-exec: the report pipe must survive until execve, and
+// everything else pkitd holds (sockets, other runs' pipes, libuv's fds) must not leak.
+void close_inherited_fds(int report_fd) {
+    if (close_range(3, ~0U, CLOSE_RANGE_CLOEXEC) == 0) {
+        return;
+    }
+    // Kernels before 5.11: close one by one up to the fd limit.
+    rlimit limit{};
+    int max_fd = getrlimit(RLIMIT_NOFILE, &limit) == 0 && limit.rlim_cur != RLIM_INFINITY &&
+                         limit.rlim_cur < static_cast<rlim_t>(INT_MAX)
+                     ? static_cast<int>(limit.rlim_cur)
+                     : 65536;
+    for (int fd = 3; fd < max_fd; ++fd) {
+        if (fd != report_fd) {
+            close(fd);
+        }
+    }
+}
+
+}  // namespace
+
+void run_child(const ChildPlan& plan, ChildFds fds) {
+    int report_fd = above_stdio(fds.report_fd, fds.report_fd);
+    if (setsid() < 0) {
+        fail(report_fd, ChildStage::setup);
+    }
+    reset_signals();
+
+    int out_fd = above_stdio(fds.stdout_fd, report_fd);
+    int err_fd = above_stdio(fds.stderr_fd, report_fd);
+    int null_fd = open("/dev/null", O_RDONLY | O_CLOEXEC);
+    if (null_fd < 0) {
+        fail(report_fd, ChildStage::setup);
+    }
+    null_fd = above_stdio(null_fd, report_fd);
+    // dup2 clears close-on-exec on the target, so exactly 0, 1 and 2 survive execve.
+    if (dup2(null_fd, 0) < 0 || dup2(out_fd, 1) < 0 || dup2(err_fd, 2) < 0) {
+        fail(report_fd, ChildStage::setup);
+    }
+    close_inherited_fds(report_fd);
+
+    if (plan.umask) {
+        umask(*plan.umask);
+    }
+    for (std::size_t i = 0; i < plan.rlimits.size(); ++i) {
+        const ChildRlimit& entry = plan.rlimits[i];
+        if (setrlimit(static_cast<__rlimit_resource_t>(entry.resource), &entry.limit) != 0) {
+            fail(report_fd, ChildStage::rlimit, static_cast<int>(i));
+        }
+    }
+    if (!plan.cwd.empty() && chdir(plan.cwd.c_str()) != 0) {
+        fail(report_fd, ChildStage::cwd);
+    }
+    if (plan.change_credentials) {
+        // Groups first: once the uid is dropped, setgroups and setgid are no longer
+        // permitted.
+        if (setgroups(plan.groups.size(), plan.groups.data()) != 0 || setgid(plan.gid) != 0 ||
+            setuid(plan.uid) != 0) {
+            fail(report_fd, ChildStage::credentials);
+        }
+    }
+    execve(plan.path.c_str(), plan.argv.data(), plan.envp.data());
+    fail(report_fd, ChildStage::exec);
+}
+
+}  // namespace pkit::shell

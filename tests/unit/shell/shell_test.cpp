@@ -1,0 +1,129 @@
+#include "tests/unit/shell/shell_test.hpp"
+
+#include <sys/stat.h>
+#include <sys/wait.h>
+#include <unistd.h>
+
+#include <cerrno>
+#include <cstdio>
+#include <filesystem>
+#include <fstream>
+
+#include "daemon/shell/line_reader.hpp"
+#include "daemon/shell/uv_handle.hpp"
+
+namespace pkit::shell::test {
+
+TestLoop::TestLoop() {
+    REQUIRE(uv_loop_init(&m_loop) == 0);
+}
+
+TestLoop::~TestLoop() {
+    if (!m_closed) {
+        close();
+    }
+}
+
+bool TestLoop::run_until(const std::function<bool()>& done, std::chrono::milliseconds limit) {
+    auto deadline = std::chrono::steady_clock::now() + limit;
+    {
+        Timer ticker(&m_loop);
+        ticker.start(
+            5, [] {}, 5);
+        while (!done() && std::chrono::steady_clock::now() < deadline) {
+            uv_run(&m_loop, UV_RUN_ONCE);
+        }
+    }
+    // Let the ticker's close callback run.
+    uv_run(&m_loop, UV_RUN_NOWAIT);
+    return done();
+}
+
+int TestLoop::close() {
+    m_closed = true;
+    // Close callbacks of handles destroyed by the test run on the next iterations.
+    for (int i = 0; i < 4; ++i) {
+        uv_run(&m_loop, UV_RUN_NOWAIT);
+    }
+    int rc = uv_loop_close(&m_loop);
+    if (rc != 0) {
+        uv_walk(
+            &m_loop,
+            [](uv_handle_t* handle, void*) {
+                MESSAGE("leaked handle: ", uv_handle_type_name(handle->type));
+            },
+            nullptr);
+    }
+    return rc;
+}
+
+config::ServiceSpec make_spec(std::vector<std::string> command) {
+    config::ServiceSpec spec;
+    spec.name = "test";
+    spec.command = std::move(command);
+    return spec;
+}
+
+Captured run_to_end(TestLoop& loop, const config::ServiceSpec& spec,
+                    std::vector<std::pair<std::string, std::string>> extra_env) {
+    Captured captured;
+    auto launched = launch(LaunchRequest{&spec, 1, std::move(extra_env)});
+    REQUIRE_MESSAGE(launched.has_value(), (launched ? "" : launched.error().message));
+    captured.pid = launched->pid;
+    int eofs = 0;
+    LineReader out(
+        loop.get(), [&](std::string_view line) { captured.out.emplace_back(line); },
+        [&] { ++eofs; });
+    LineReader err(
+        loop.get(), [&](std::string_view line) { captured.err.emplace_back(line); },
+        [&] { ++eofs; });
+    REQUIRE(out.start(launched->stdout_fd).has_value());
+    REQUIRE(err.start(launched->stderr_fd).has_value());
+    CHECK(loop.run_until([&] { return eofs == 2; }));
+    captured.status = wait_for(captured.pid);
+    return captured;
+}
+
+LaunchFailure launch_failure(const config::ServiceSpec& spec) {
+    auto launched = launch(LaunchRequest{&spec, 1, {}});
+    if (launched) {
+        close(launched->stdout_fd);
+        close(launched->stderr_fd);
+        wait_for(launched->pid);
+        FAIL("the launch was expected to fail");
+    }
+    return launched.error();
+}
+
+TempDir::TempDir() {
+    char pattern[] = "/tmp/pkit-shell-test-XXXXXX";
+    REQUIRE(mkdtemp(pattern) != nullptr);
+    m_path = pattern;
+}
+
+TempDir::~TempDir() {
+    std::error_code ignored;
+    std::filesystem::remove_all(m_path, ignored);
+}
+
+std::string TempDir::write(const std::string& name, const std::string& content, unsigned mode) {
+    std::string file = m_path + "/" + name;
+    {
+        std::ofstream stream(file, std::ios::binary | std::ios::trunc);
+        stream << content;
+    }
+    chmod(file.c_str(), mode);
+    return file;
+}
+
+int wait_for(pid_t pid) {
+    int status = 0;
+    pid_t rc;
+    do {
+        rc = waitpid(pid, &status, 0);
+    } while (rc < 0 && errno == EINTR);
+    REQUIRE(rc == pid);
+    return status;
+}
+
+}  // namespace pkit::shell::test
