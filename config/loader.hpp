@@ -29,6 +29,7 @@ struct LoadOptions {
     // Whether pkitd runs as root: only root may name another user/group.
     bool as_root = false;
     unsigned uid = 0;  // pkitd's own uid, to tell "another user" apart
+    unsigned gid = 0;  // pkitd's own gid: without root, setgid() can only keep it
 };
 
 using LoadResult = std::expected<Tree, std::vector<Diagnostic>>;

@@ -63,8 +63,8 @@ struct Predicate {
     std::vector<LaunchError> launch_errors;     // give_up_when only
     bool any_launch_error = false;              // give_up_when only: "any"
     bool empty() const {
-        return exit_codes.empty() && signals.empty() && !output_matches &&
-               launch_errors.empty() && !any_launch_error;
+        return exit_codes.empty() && signals.empty() && !output_matches && launch_errors.empty() &&
+               !any_launch_error;
     }
     bool operator==(const Predicate&) const = default;
 };
@@ -111,9 +111,9 @@ struct OutputSpec {
 };
 
 struct Rlimit {
-    int resource = 0;                           // RLIMIT_* constant
-    std::string name;                           // "nofile", ...
-    std::optional<std::uint64_t> value;         // nullopt = unlimited
+    int resource = 0;                    // RLIMIT_* constant
+    std::string name;                    // "nofile", ...
+    std::optional<std::uint64_t> value;  // nullopt = unlimited
     bool operator==(const Rlimit&) const = default;
 };
 

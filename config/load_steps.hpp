@@ -1,0 +1,65 @@
+#pragma once
+// Internal to pkitconfig: the steps of load_tree() (loader.cpp) and what they pass
+// between them. A file is parsed into a draft, the spec plus the positions that
+// checks across files need; validate_tree() then checks the drafts together.
+
+#include <string>
+#include <vector>
+
+#include "config/loader.hpp"
+#include "config/toml_reader.hpp"
+
+namespace pkit::config::detail {
+
+struct ServiceDraft {
+    ServiceSpec spec;
+    Pos after_key;               // the `after` key, where a cycle is reported
+    std::vector<Pos> after_pos;  // one per spec.after element
+};
+
+struct DaemonDraft {
+    DaemonSpec spec;
+    std::string file;                          // pkitd.toml as opened
+    std::vector<std::vector<Pos>> member_pos;  // parallel to spec.groups[i].members
+};
+
+// The service-name pattern [A-Za-z0-9][A-Za-z0-9_.-]{0,63}, also used for groups.
+bool valid_name(std::string_view name);
+
+// A service file's top level (service_keys.cpp); name and file are set by the caller.
+ServiceDraft parse_service(const Diags& d, const toml::table& root, const LoadOptions& options);
+
+// The sections of a service file (section_keys.cpp, predicate_keys.cpp, probe_keys.cpp).
+void parse_restart(const TableReader& top, RestartSpec& out);
+// [storm] of a service file or of pkitd.toml: the same keys, different defaults.
+void parse_storm(const TableReader& top, StormSpec& out);
+void parse_stop(const TableReader& top, StopSpec& out);
+void parse_output(const TableReader& top, OutputSpec& out);
+void parse_predicates(const TableReader& top, Predicate& stop_when, Predicate& give_up_when);
+void parse_probes(const TableReader& top, ProbeSpec& health, ReadySpec& ready);
+
+// `user`/`group` (principal.cpp): a name or an id, refused when pkitd is not root
+// and it names anyone else.
+void parse_user_group(const TableReader& top, const LoadOptions& options, Principal& user,
+                      Principal& group);
+std::optional<Principal> read_principal(const Diags& d, const toml::node& n, std::string_view what);
+
+// pkitd.toml (daemon_keys.cpp).
+DaemonDraft parse_daemon(const Diags& d, const toml::table& root);
+
+// Checks across files (validate.cpp): `after` targets, group members, a service in
+// two groups, dependency cycles. `known` lists every service name with a file,
+// including files that failed to parse, so they do not cause follow-up errors.
+void validate_tree(const std::vector<ServiceDraft>& services, const DaemonDraft& daemon,
+                   const std::vector<std::string>& known, std::vector<Diagnostic>& out);
+
+// Dependency cycles only (cycles.cpp), called by validate_tree().
+void report_cycles(const std::vector<ServiceDraft>& services, const DaemonDraft& daemon,
+                   std::vector<Diagnostic>& out);
+
+enum class FileKind { service, daemon };
+
+// Errors for keys whose behaviour pkitd lacks yet (unsupported.cpp).
+void reject_unsupported(const Diags& d, const toml::table& root, FileKind kind);
+
+}  // namespace pkit::config::detail

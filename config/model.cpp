@@ -1,0 +1,104 @@
+// Look-ups on a loaded tree and the display names of the model's enums.
+
+#include "config/model.hpp"
+
+#include <algorithm>
+
+namespace pkit::config {
+
+const ServiceSpec* Tree::find_service(std::string_view name) const {
+    auto it = std::ranges::find(services, name, &ServiceSpec::name);
+    return it == services.end() ? nullptr : &*it;
+}
+
+const GroupSpec* Tree::find_group(std::string_view name) const {
+    auto it = std::ranges::find(daemon.groups, name, &GroupSpec::name);
+    return it == daemon.groups.end() ? nullptr : &*it;
+}
+
+const GroupSpec* Tree::group_of(std::string_view service) const {
+    for (const auto& group : daemon.groups) {
+        if (std::ranges::find(group.members, service) != group.members.end()) {
+            return &group;
+        }
+    }
+    return nullptr;
+}
+
+std::string_view to_string(RestartPolicy policy) {
+    switch (policy) {
+        case RestartPolicy::on_crash:
+            return "on_crash";
+        case RestartPolicy::always:
+            return "always";
+        case RestartPolicy::never:
+            return "never";
+    }
+    return "?";
+}
+
+std::string_view to_string(LaunchError error) {
+    switch (error) {
+        case LaunchError::not_found:
+            return "not_found";
+        case LaunchError::permission_denied:
+            return "permission_denied";
+        case LaunchError::bad_cwd:
+            return "bad_cwd";
+        case LaunchError::bad_user:
+            return "bad_user";
+        case LaunchError::bad_env_file:
+            return "bad_env_file";
+        case LaunchError::exec_format:
+            return "exec_format";
+        case LaunchError::resources:
+            return "resources";
+        case LaunchError::other:
+            return "other";
+    }
+    return "?";
+}
+
+std::string_view to_string(ProbeKind kind) {
+    switch (kind) {
+        case ProbeKind::none:
+            return "none";
+        case ProbeKind::exec:
+            return "exec";
+        case ProbeKind::tcp:
+            return "tcp";
+        case ProbeKind::http:
+            return "http";
+        case ProbeKind::file:
+            return "file";
+        case ProbeKind::watchdog:
+            return "watchdog";
+    }
+    return "?";
+}
+
+std::string_view to_string(Strategy strategy) {
+    switch (strategy) {
+        case Strategy::one_for_one:
+            return "one_for_one";
+        case Strategy::one_for_all:
+            return "one_for_all";
+        case Strategy::rest_for_one:
+            return "rest_for_one";
+    }
+    return "?";
+}
+
+std::string_view to_string(Forward forward) {
+    switch (forward) {
+        case Forward::prefix:
+            return "prefix";
+        case Forward::raw:
+            return "raw";
+        case Forward::none:
+            return "none";
+    }
+    return "?";
+}
+
+}  // namespace pkit::config

@@ -1,0 +1,94 @@
+// [stop_when] and [give_up_when]: exit codes, signals, an output regex and, for
+// give_up_when only, launch error names.
+
+#include <array>
+#include <regex>
+
+#include "config/load_steps.hpp"
+
+namespace pkit::config::detail {
+namespace {
+
+// The names SPEC §2 lists, plus the launcher's finer kinds (exec_format, resources,
+// other) so every LaunchError can be named; "any" matches all of them.
+constexpr std::array<std::string_view, 9> k_launch_error_names{
+    "not_found",   "permission_denied", "bad_cwd", "bad_user", "bad_env_file",
+    "exec_format", "resources",         "other",   "any"};
+constexpr std::array<LaunchError, 8> k_launch_errors{
+    LaunchError::not_found,    LaunchError::permission_denied,
+    LaunchError::bad_cwd,      LaunchError::bad_user,
+    LaunchError::bad_env_file, LaunchError::exec_format,
+    LaunchError::resources,    LaunchError::other};
+
+void parse_regex(const TableReader& r, std::optional<std::string>& out) {
+    const toml::node* node = r.get("output_matches");
+    if (node == nullptr) {
+        return;
+    }
+    auto source = read_string(r.diags(), *node, r.what("output_matches"));
+    if (!source) {
+        return;
+    }
+    try {
+        std::regex compiled(*source, std::regex::ECMAScript);
+        out = std::move(*source);
+    } catch (const std::regex_error& e) {
+        r.diags().error(pos_of(*node),
+                        cat(r.what("output_matches"), ": invalid regular expression: ", e.what()));
+    }
+}
+
+void parse_launch_errors(const TableReader& r, Predicate& out) {
+    const toml::node* node = r.get("launch_errors");
+    if (node == nullptr) {
+        return;
+    }
+    const toml::array* array = read_array(r.diags(), *node, r.what("launch_errors"));
+    if (array == nullptr) {
+        return;
+    }
+    for (const toml::node& element : *array) {
+        auto index = read_choice(r.diags(), element, r.what("launch_errors"), k_launch_error_names);
+        if (!index) {
+            continue;
+        }
+        if (*index == k_launch_errors.size()) {
+            out.any_launch_error = true;
+        } else {
+            out.launch_errors.push_back(k_launch_errors[*index]);
+        }
+    }
+}
+
+void parse_predicate(const TableReader& top, std::string_view key, bool launch_errors,
+                     Predicate& out) {
+    std::vector<std::string_view> keys{"exit_codes", "signals", "output_matches"};
+    if (launch_errors) {
+        keys.push_back("launch_errors");
+    }
+    auto r = top.subtable(key, keys);
+    if (!r) {
+        return;
+    }
+    r->read("exit_codes", out.exit_codes,
+            [](const Diags& d, const toml::node& n, std::string_view w) {
+                return read_each(d, n, w, as_exit_code);
+            });
+    r->read("signals", out.signals, [](const Diags& d, const toml::node& n, std::string_view w) {
+        return read_each(d, n, w, as_signal);
+    });
+    parse_regex(*r, out.output_matches);
+    if (launch_errors) {
+        parse_launch_errors(*r, out);
+    }
+    r->report_unknown();
+}
+
+}  // namespace
+
+void parse_predicates(const TableReader& top, Predicate& stop_when, Predicate& give_up_when) {
+    parse_predicate(top, "stop_when", false, stop_when);
+    parse_predicate(top, "give_up_when", true, give_up_when);
+}
+
+}  // namespace pkit::config::detail

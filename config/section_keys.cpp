@@ -1,0 +1,97 @@
+// [restart], [storm], [stop] and [output] of a service file; [storm] of pkitd.toml.
+
+#include <array>
+
+#include "config/load_steps.hpp"
+#include "config/values.hpp"
+
+namespace pkit::config::detail {
+namespace {
+
+constexpr std::array<std::string_view, 3> k_policy_names{"on_crash", "always", "never"};
+constexpr std::array<RestartPolicy, 3> k_policies{RestartPolicy::on_crash, RestartPolicy::always,
+                                                  RestartPolicy::never};
+constexpr std::array<std::string_view, 2> k_mode_names{"group", "process"};
+constexpr std::array<StopMode, 2> k_modes{StopMode::group, StopMode::process};
+constexpr std::array<std::string_view, 3> k_forward_names{"prefix", "raw", "none"};
+constexpr std::array<Forward, 3> k_forwards{Forward::prefix, Forward::raw, Forward::none};
+
+constexpr std::int64_t k_int_max = std::numeric_limits<int>::max();
+
+}  // namespace
+
+void parse_restart(const TableReader& top, RestartSpec& out) {
+    auto r = top.subtable("restart", {"policy", "max_restarts", "within", "backoff_initial",
+                                      "backoff_factor", "max_backoff", "jitter", "reset_after"});
+    if (!r) {
+        return;
+    }
+    r->read("policy", out.policy, as_enum(k_policy_names, k_policies));
+    r->read("max_restarts", out.max_restarts, as_int(-1, k_int_max));
+    r->read("within", out.within, as_duration);
+    bool has_initial = r->read("backoff_initial", out.backoff_initial, as_duration);
+    r->read("backoff_factor", out.backoff_factor,
+            [](const Diags& d, const toml::node& n, std::string_view w) {
+                return read_number(d, n, w, 1.0, false);
+            });
+    bool has_max = r->read("max_backoff", out.max_backoff, as_duration);
+    r->read("jitter", out.jitter, as_bool);
+    r->read("reset_after", out.reset_after, as_duration);
+    if ((has_initial || has_max) && out.max_backoff < out.backoff_initial) {
+        // At whichever of the two was written; max_backoff when both were.
+        std::string_view at = has_max ? "max_backoff" : "backoff_initial";
+        r->diags().error(pos_of(*r->get(at)),
+                         cat("restart.max_backoff (", format_duration(out.max_backoff),
+                             ") must not be less than restart.backoff_initial (",
+                             format_duration(out.backoff_initial), ")"));
+    }
+    r->report_unknown();
+}
+
+void parse_storm(const TableReader& top, StormSpec& out) {
+    auto r = top.subtable("storm", {"pause", "threshold", "decay"});
+    if (!r) {
+        return;
+    }
+    // A zero pause would be a guard that trips and does nothing; leaving `pause`
+    // out is how the guard is turned off.
+    r->read("pause", out.pause, as_positive_duration);
+    r->read("threshold", out.threshold,
+            [](const Diags& d, const toml::node& n, std::string_view w) {
+                return read_number(d, n, w, 0.0, true);
+            });
+    r->read("decay", out.decay, as_positive_duration);
+    r->report_unknown();
+}
+
+void parse_stop(const TableReader& top, StopSpec& out) {
+    auto r = top.subtable("stop", {"signal", "timeout", "mode"});
+    if (!r) {
+        return;
+    }
+    r->read("signal", out.signal, as_signal);
+    r->read("timeout", out.timeout, as_duration);
+    r->read("mode", out.mode, as_enum(k_mode_names, k_modes));
+    r->report_unknown();
+}
+
+void parse_output(const TableReader& top, OutputSpec& out) {
+    auto r = top.subtable("output", {"max_lines", "max_bytes", "forward"});
+    if (!r) {
+        return;
+    }
+    r->read("max_lines", out.max_lines, as_int(1, std::numeric_limits<std::int64_t>::max()));
+    if (const toml::node* node = r->get("max_bytes")) {
+        if (auto bytes = read_size(r->diags(), *node, r->what("max_bytes"))) {
+            if (*bytes == 0) {
+                r->diags().error(pos_of(*node), "output.max_bytes: must be at least 1 byte");
+            } else {
+                out.max_bytes = *bytes;
+            }
+        }
+    }
+    r->read("forward", out.forward, as_enum(k_forward_names, k_forwards));
+    r->report_unknown();
+}
+
+}  // namespace pkit::config::detail

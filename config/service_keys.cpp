@@ -1,0 +1,196 @@
+// The top level of a service file: the process keys of SPEC §2, then each section.
+
+#include <sys/resource.h>
+
+#include <array>
+
+#include "config/load_steps.hpp"
+
+namespace pkit::config::detail {
+namespace {
+
+struct RlimitName {
+    std::string_view name;
+    int resource;
+};
+
+constexpr std::array<RlimitName, 8> k_rlimits{{
+    {"as", RLIMIT_AS},
+    {"core", RLIMIT_CORE},
+    {"cpu", RLIMIT_CPU},
+    {"fsize", RLIMIT_FSIZE},
+    {"memlock", RLIMIT_MEMLOCK},
+    {"nofile", RLIMIT_NOFILE},
+    {"nproc", RLIMIT_NPROC},
+    {"stack", RLIMIT_STACK},
+}};
+
+// Variable names as a shell would take them are not enforced (programs read odd
+// names too), but "=" cannot be in a name and an empty one cannot be set.
+void parse_env(const TableReader& top, std::map<std::string, std::string>& out) {
+    auto section = top.subtable("env", {});
+    if (!section) {
+        return;
+    }
+    for (const auto& [key, node] : section->table()) {
+        std::string name(key.str());
+        if (name.empty() || name.find('=') != std::string::npos ||
+            name.find('\0') != std::string::npos) {
+            top.diags().error(pos_of(key),
+                              cat("env: ", quote(name), " is not a valid variable name"));
+            continue;
+        }
+        if (auto value = read_string(top.diags(), node, cat("env.", name), true)) {
+            out[name] = std::move(*value);
+        }
+    }
+}
+
+void parse_env_files(const TableReader& top, std::vector<std::string>& out) {
+    const toml::node* node = top.get("env_file");
+    if (node == nullptr) {
+        return;
+    }
+    if (node->is_string()) {
+        if (auto file = read_string(top.diags(), *node, "env_file")) {
+            out.push_back(std::move(*file));
+        }
+        return;
+    }
+    if (!node->is_array()) {
+        top.diags().error(pos_of(*node), cat("env_file: expected a string or an array of "
+                                             "strings, got ",
+                                             type_name(*node)));
+        return;
+    }
+    top.read("env_file", out, [](const Diags& d, const toml::node& n, std::string_view w) {
+        return read_each(d, n, w, as_string);
+    });
+}
+
+// A string of octal digits: TOML has no leading-zero integers, and a decimal 27
+// meaning 027 is exactly the mistake a string avoids.
+void parse_umask(const TableReader& top, std::optional<unsigned>& out) {
+    const toml::node* node = top.get("umask");
+    if (node == nullptr) {
+        return;
+    }
+    const auto* text = node->as_string();
+    if (text == nullptr) {
+        top.diags().error(pos_of(*node), cat("umask: expected a string of octal digits like "
+                                             "\"027\", got ",
+                                             type_name(*node)));
+        return;
+    }
+    const std::string& digits = text->get();
+    unsigned value = 0;
+    bool ok = !digits.empty() && digits.size() <= 4;
+    for (char c : digits) {
+        ok = ok && c >= '0' && c <= '7';
+        value = value * 8 + static_cast<unsigned>(c - '0');
+    }
+    if (!ok || value > 0777) {
+        top.diags().error(pos_of(*node), cat("umask: ", quote(digits),
+                                             " is not an octal mode from \"000\" to \"777\""));
+        return;
+    }
+    out = value;
+}
+
+void parse_rlimits(const TableReader& top, std::vector<Rlimit>& out) {
+    std::vector<std::string_view> names;
+    for (const auto& entry : k_rlimits) {
+        names.push_back(entry.name);
+    }
+    auto section = top.subtable("rlimits", names);
+    if (!section) {
+        return;
+    }
+    for (const auto& entry : k_rlimits) {
+        const toml::node* node = section->get(entry.name);
+        if (node == nullptr) {
+            continue;
+        }
+        Rlimit limit{.resource = entry.resource, .name = std::string(entry.name)};
+        if (node->is_string() && node->as_string()->get() == "unlimited") {
+            out.push_back(std::move(limit));
+            continue;
+        }
+        if (!node->is_integer()) {
+            top.diags().error(
+                pos_of(*node),
+                cat(section->what(entry.name), ": expected an integer or \"unlimited\", got ",
+                    node->is_string() ? quote(node->as_string()->get()) : type_name(*node)));
+            continue;
+        }
+        auto value = read_int(top.diags(), *node, section->what(entry.name), 0,
+                              std::numeric_limits<std::int64_t>::max());
+        if (value) {
+            limit.value = static_cast<std::uint64_t>(*value);
+            out.push_back(std::move(limit));
+        }
+    }
+    section->report_unknown();
+}
+
+void parse_after(const TableReader& top, ServiceDraft& draft) {
+    const toml::node* node = top.get("after");
+    if (node == nullptr) {
+        return;
+    }
+    draft.after_key = top.key_pos("after");
+    const toml::array* array = read_array(top.diags(), *node, "after");
+    if (array == nullptr) {
+        return;
+    }
+    for (const toml::node& element : *array) {
+        if (auto name = read_string(top.diags(), element, "after")) {
+            draft.spec.after.push_back(std::move(*name));
+            draft.after_pos.push_back(pos_of(element));
+        }
+    }
+}
+
+}  // namespace
+
+ServiceDraft parse_service(const Diags& d, const toml::table& root, const LoadOptions& options) {
+    ServiceDraft draft;
+    ServiceSpec& spec = draft.spec;
+    TableReader top(
+        d, root, "",
+        {"command",   "cwd",      "env",     "clear_env", "env_file",      "umask",
+         "rlimits",   "user",     "group",   "after",     "success_codes", "timeout",
+         "autostart", "escalate", "restart", "storm",     "stop_when",     "give_up_when",
+         "health",    "ready",    "stop",    "output"},
+        Pos{});
+    if (top.get("command") == nullptr) {
+        d.error(top.header_pos(), "missing required key \"command\"");
+    }
+    top.read("command", spec.command, as_argv);
+    top.read("cwd", spec.cwd, as_string);
+    parse_env(top, spec.env);
+    top.read("clear_env", spec.clear_env, as_bool);
+    parse_env_files(top, spec.env_files);
+    parse_umask(top, spec.umask);
+    parse_rlimits(top, spec.rlimits);
+    parse_user_group(top, options, spec.user, spec.group);
+    parse_after(top, draft);
+    top.read("success_codes", spec.success_codes,
+             [](const Diags& d, const toml::node& n, std::string_view w) {
+                 return read_each(d, n, w, as_exit_code);
+             });
+    top.read("timeout", spec.timeout, as_duration);
+    top.read("autostart", spec.autostart, as_bool);
+    top.read("escalate", spec.escalate, as_bool);
+
+    parse_restart(top, spec.restart);
+    parse_storm(top, spec.storm);
+    parse_predicates(top, spec.stop_when, spec.give_up_when);
+    parse_probes(top, spec.health, spec.ready);
+    parse_stop(top, spec.stop);
+    parse_output(top, spec.output);
+    top.report_unknown();
+    return draft;
+}
+
+}  // namespace pkit::config::detail
