@@ -1,0 +1,67 @@
+#include "daemon/shell/reaper.hpp"
+
+#include <sys/prctl.h>
+#include <sys/wait.h>
+#include <unistd.h>
+
+#include <cerrno>
+#include <csignal>
+
+namespace pkit::shell {
+
+Reaper::Reaper(uv_loop_t* loop, Callback callback)
+    : m_signal(this), m_callback(std::move(callback)) {
+    m_signal.init(uv_signal_init, loop);
+}
+
+std::expected<void, int> Reaper::start() {
+    if (!m_signal.initialized()) {
+        return std::unexpected(UV_EINVAL);
+    }
+    int rc = uv_signal_start(m_signal.get(), &Reaper::on_signal, SIGCHLD);
+    if (rc != 0) {
+        return std::unexpected(rc);
+    }
+    return {};
+}
+
+std::size_t Reaper::reap_now() {
+    std::size_t reaped = 0;
+    for (;;) {
+        int status = 0;
+        pid_t pid = waitpid(-1, &status, WNOHANG);
+        if (pid < 0 && errno == EINTR) {
+            continue;
+        }
+        if (pid <= 0) {
+            // 0: children remain but none has exited; ECHILD: no children at all.
+            return reaped;
+        }
+        ++reaped;
+        try {
+            m_callback(pid, status);
+        } catch (...) {
+            // A failing consumer must not stop the reaping of the other children.
+        }
+    }
+}
+
+void Reaper::on_signal(uv_signal_t* handle, int /*signo*/) {
+    auto* self = static_cast<Reaper*>(handle->data);
+    if (self != nullptr) {
+        // Signals coalesce: one SIGCHLD may stand for many exits, hence the loop.
+        self->reap_now();
+    }
+}
+
+std::expected<void, int> become_subreaper_unless_pid1() {
+    if (getpid() == 1) {
+        return {};
+    }
+    if (prctl(PR_SET_CHILD_SUBREAPER, 1, 0, 0, 0) != 0) {
+        return std::unexpected(errno);
+    }
+    return {};
+}
+
+}  // namespace pkit::shell

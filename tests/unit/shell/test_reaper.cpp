@@ -1,0 +1,72 @@
+// Reaper: every child is reaped through waitpid(-1), including orphans that come to
+// pkitd as a subreaper and that it never started.
+
+#include <sys/wait.h>
+#include <unistd.h>
+
+#include <algorithm>
+#include <cstdlib>
+#include <map>
+
+#include "daemon/shell/launcher.hpp"
+#include "daemon/shell/line_reader.hpp"
+#include "daemon/shell/reaper.hpp"
+#include "tests/unit/shell/shell_test.hpp"
+
+namespace pkit::shell::test {
+
+TEST_CASE("as a subreaper, the reaper reaps a double-forked grandchild and reports its pid") {
+    REQUIRE(become_subreaper_unless_pid1().has_value());
+    TestLoop loop;
+    std::map<pid_t, int> reaped;
+    {
+        Reaper reaper(loop.get(), [&](pid_t pid, int status) { reaped[pid] = status; });
+        REQUIRE(reaper.start().has_value());
+
+        // The shell prints the pid of a background child and exits at once, orphaning it.
+        auto spec = make_spec({"/bin/sh", "-c", "sleep 0.2 >/dev/null 2>&1 & echo $!; exit 7"});
+        auto launched = launch(LaunchRequest{&spec, 1, {}});
+        REQUIRE(launched.has_value());
+        pid_t grandchild = -1;
+        LineReader out(
+            loop.get(), [&](std::string_view line) { grandchild = std::atoi(line.data()); }, [] {});
+        LineReader err(
+            loop.get(), [](std::string_view) {}, [] {});
+        REQUIRE(out.start(launched->stdout_fd).has_value());
+        REQUIRE(err.start(launched->stderr_fd).has_value());
+
+        CHECK(loop.run_until([&] {
+            return reaped.contains(launched->pid) && grandchild > 0 && reaped.contains(grandchild);
+        }));
+        CHECK(WEXITSTATUS(reaped[launched->pid]) == 7);
+        CHECK(WIFEXITED(reaped[grandchild]));
+        CHECK(WEXITSTATUS(reaped[grandchild]) == 0);
+        CHECK(reaped.size() == 2);
+    }
+    CHECK(loop.close() == 0);
+}
+
+TEST_CASE("reap_now drains children that exited before anything watched SIGCHLD") {
+    TestLoop loop;
+    std::vector<pid_t> started;
+    auto spec = make_spec({"/bin/sh", "-c", "exit 0"});
+    for (int i = 0; i < 3; ++i) {
+        auto launched = launch(LaunchRequest{&spec, 1, {}});
+        REQUIRE(launched.has_value());
+        close(launched->stdout_fd);
+        close(launched->stderr_fd);
+        started.push_back(launched->pid);
+        // Wait for the exit without reaping it.
+        siginfo_t info{};
+        REQUIRE(waitid(P_PID, static_cast<id_t>(launched->pid), &info, WEXITED | WNOWAIT) == 0);
+    }
+    std::vector<pid_t> reaped;
+    Reaper reaper(loop.get(), [&](pid_t pid, int) { reaped.push_back(pid); });
+    CHECK(reaper.reap_now() == 3);
+    std::sort(reaped.begin(), reaped.end());
+    std::sort(started.begin(), started.end());
+    CHECK(reaped == started);
+    CHECK(reaper.reap_now() == 0);  // ECHILD: nothing left, and no blocking
+}
+
+}  // namespace pkit::shell::test
