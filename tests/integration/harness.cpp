@@ -1,0 +1,79 @@
+#include "tests/integration/harness.hpp"
+
+#include <iomanip>
+#include <sstream>
+
+namespace pkit::itest {
+
+std::string restart_table(const std::string& policy, const std::string& backoff_initial,
+                          double factor, int max_restarts) {
+    std::ostringstream out;
+    out << "[restart]\npolicy = " << toml_str(policy)
+        << "\nbackoff_initial = " << toml_str(backoff_initial)
+        << "\nbackoff_factor = " << std::fixed << std::setprecision(2) << factor
+        << "\nmax_restarts = " << max_restarts << "\njitter = false\n";
+    return out.str();
+}
+
+json last_exit(const json& status) {
+    REQUIRE_MESSAGE(status.contains("last_exit"), "no last_exit in " << status.dump());
+    REQUIRE_MESSAGE(status["last_exit"].is_object(), "last_exit is null in " << status.dump());
+    return status["last_exit"];
+}
+
+}  // namespace pkit::itest
+
+namespace pkit::itest {
+
+namespace {
+
+bool is_event(const json& e, const std::string& type, const std::string& service) {
+    return e.value("type", "") == type && e.contains("service") && e["service"] == service;
+}
+
+}  // namespace
+
+std::vector<double> exit_to_start_gaps(const std::vector<json>& events,
+                                       const std::string& service) {
+    std::vector<double> gaps;
+    std::optional<double> exited_at;
+    for (const auto& e : events) {
+        if (is_event(e, "exited", service)) {
+            exited_at = e.at("at").get<double>();
+        } else if (is_event(e, "started", service) && exited_at) {
+            gaps.push_back(e.at("at").get<double>() - *exited_at);
+            exited_at.reset();
+        }
+    }
+    return gaps;
+}
+
+std::vector<double> restart_delays(const std::vector<json>& events, const std::string& service) {
+    std::vector<double> delays;
+    for (const auto& e : events) {
+        if (is_event(e, "restarting", service)) {
+            delays.push_back(e.at("delay").get<double>());
+        }
+    }
+    return delays;
+}
+
+std::string to_string(const std::vector<double>& values) {
+    std::ostringstream out;
+    out << std::fixed << std::setprecision(3) << "[";
+    for (std::size_t i = 0; i < values.size(); ++i) {
+        out << (i == 0 ? "" : ", ") << values[i];
+    }
+    out << "]";
+    return out.str();
+}
+
+std::string gate(const TempDir& dir) {
+    return "while [ ! -e " + dir.file("go") + " ]; do sleep 0.01; done; ";
+}
+
+void open_gate(const TempDir& dir) {
+    write_file(dir.path() / "go", "");
+}
+
+}  // namespace pkit::itest

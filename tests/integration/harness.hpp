@@ -1,0 +1,56 @@
+#pragma once
+// The integration harness: everything a case needs to drive the real pkitd and pkitctl.
+//
+//   TempDir dir;                                  // the case's config dir and marker
+//   dir.service("web", sh_command("exit 1"));     // DIR/services/web.toml
+//   Daemon pkitd(dir);                            // PKITD_BIN --config DIR --socket DIR/pkitd.sock
+//   pkitd.wait_ready();
+//   Client client = pkitd.client();
+//   wait_status(client, "web", state_is("failed"), 5s, "supervision ends");
+//   CHECK(pkitd.stop() == 0);
+//
+// Cases are independent (own dir, own socket), so ctest runs them in parallel.
+
+#include "tests/integration/harness_client.hpp"
+#include "tests/integration/harness_daemon.hpp"
+#include "tests/integration/harness_doctest.hpp"
+#include "tests/integration/harness_files.hpp"
+#include "tests/integration/harness_proc.hpp"
+#include "tests/integration/harness_process.hpp"
+#include "tests/integration/harness_wait.hpp"
+
+namespace pkit::itest {
+
+// A case that cannot run here says why and returns: doctest has no "skipped".
+#define PKIT_SKIP(reason)                 \
+    do {                                  \
+        MESSAGE("skipped: " << (reason)); \
+        return;                           \
+    } while (false)
+
+// "[restart]" settings for timing cases: no jitter, the given backoff.
+std::string restart_table(const std::string& policy, const std::string& backoff_initial,
+                          double factor = 2.0, int max_restarts = -1);
+
+// The last_exit object of a status, or fails the case when it is null.
+json last_exit(const json& status);
+
+}  // namespace pkit::itest
+
+namespace pkit::itest {
+
+// For each `started` event of `service` that follows an `exited` one: the time from
+// that exit to the start, in seconds (the observed backoff delay), in order.
+std::vector<double> exit_to_start_gaps(const std::vector<json>& events, const std::string& service);
+// The `delay` of each `restarting` event of `service`, in order.
+std::vector<double> restart_delays(const std::vector<json>& events, const std::string& service);
+// "[0.1, 0.2]" for messages.
+std::string to_string(const std::vector<double>& values);
+
+// A shell fragment that blocks until DIR/go exists: the first run of a timing case
+// waits there, so the case can subscribe to events before anything is timed.
+std::string gate(const TempDir& dir);
+// Creates DIR/go.
+void open_gate(const TempDir& dir);
+
+}  // namespace pkit::itest
