@@ -33,8 +33,14 @@ void parse_regex(const TableReader& r, std::optional<std::string>& out) {
         std::regex compiled(*source, std::regex::ECMAScript);
         out = std::move(*source);
     } catch (const std::regex_error& e) {
+        // libstdc++ ends each message with " in regular expression"; ours says it first.
+        std::string_view why = e.what();
+        constexpr std::string_view suffix = " in regular expression";
+        if (why.ends_with(suffix)) {
+            why.remove_suffix(suffix.size());
+        }
         r.diags().error(pos_of(*node),
-                        cat(r.what("output_matches"), ": invalid regular expression: ", e.what()));
+                        cat(r.what("output_matches"), ": invalid regular expression: ", why));
     }
 }
 

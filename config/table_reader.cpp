@@ -29,7 +29,15 @@ std::optional<std::vector<std::string>> read_argv(const Diags& d, const toml::no
     bool ok = true;
     for (std::size_t i = 0; i < array->size(); ++i) {
         // Arguments may be empty strings; the program may not.
-        auto arg = read_string(d, (*array)[i], what, i > 0);
+        const toml::node& element = (*array)[i];
+        if (i == 0 && element.is_string() && element.as_string()->get().empty()) {
+            d.error(pos_of(element), cat(what,
+                                         ": the program (the first element) must not be "
+                                         "empty"));
+            ok = false;
+            continue;
+        }
+        auto arg = read_string(d, element, what, true);
         if (arg) {
             argv.push_back(std::move(*arg));
         } else {
