@@ -93,6 +93,23 @@ TEST_CASE("a line arriving in pieces is joined, and a last line without newline 
     CHECK(loop.close() == 0);
 }
 
+TEST_CASE("drain reads what the pipe holds now, without running the loop") {
+    TestLoop loop;
+    TestPipe pipe;
+    Collected collected;
+    auto reader = make_reader(loop, collected, pipe.read_fd);
+    pipe.write_all("first\nsecond\nthird");
+    reader->drain();
+    CHECK(collected.lines == std::vector<std::string>{"first", "second"});
+    CHECK(collected.eofs == 0);
+    pipe.close_writer();
+    reader->drain();
+    CHECK(collected.lines == std::vector<std::string>{"first", "second", "third"});
+    CHECK(collected.eofs == 1);
+    reader.reset();
+    CHECK(loop.close() == 0);
+}
+
 TEST_CASE("a reader may be destroyed from its own line callback") {
     TestLoop loop;
     TestPipe pipe;
