@@ -22,10 +22,10 @@
 namespace pkit::itest {
 
 // A case that cannot run here says why and returns: doctest has no "skipped".
-#define PKIT_SKIP(reason)                 \
-    do {                                  \
-        MESSAGE("skipped: " << (reason)); \
-        return;                           \
+#define PKIT_SKIP(reason)               \
+    do {                                \
+        MESSAGE("skipped: " << reason); \
+        return;                         \
     } while (false)
 
 // "[restart]" settings for timing cases: no jitter, the given backoff.
