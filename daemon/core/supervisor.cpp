@@ -55,11 +55,14 @@ Supervisor::Supervisor(config::Tree tree, std::function<double()> random01)
     : m_daemon(std::move(tree.daemon)), m_random01(std::move(random01)) {
     const std::size_t n = tree.services.size();
     std::vector<std::optional<std::string>> groups(n);
-    for (std::size_t i = 0; i < n; ++i) {
-        if (const config::GroupSpec* g = m_daemon.groups.empty()
-                                             ? nullptr
-                                             : tree.group_of(tree.services[i].name)) {
-            groups[i] = g->name;
+    // tree.daemon has been moved into m_daemon by now: look the groups up there.
+    for (const config::GroupSpec& g : m_daemon.groups) {
+        for (std::size_t i = 0; i < n; ++i) {
+            const auto& members = g.members;
+            if (std::find(members.begin(), members.end(), tree.services[i].name) !=
+                members.end()) {
+                groups[i] = g.name;
+            }
         }
     }
     for (std::size_t i = 0; i < n; ++i) {
@@ -109,6 +112,14 @@ std::optional<std::size_t> Supervisor::find(std::string_view name) const {
         }
     }
     return std::nullopt;
+}
+
+std::optional<std::size_t> Supervisor::service_of(pid_t pid) const {
+    auto it = m_runs.find(pid);
+    if (it == m_runs.end()) {
+        return std::nullopt;
+    }
+    return it->second.first;
 }
 
 void Supervisor::start(Now now) {

@@ -54,6 +54,8 @@ public:
     std::size_t size() const { return m_services.size(); }
     const Service& service(std::size_t i) const { return *m_services[i]; }
     std::optional<std::size_t> find(std::string_view name) const;
+    // The service whose current run has main PID `pid`, if any.
+    std::optional<std::size_t> service_of(pid_t pid) const;
     // Service indices in start order (SPEC §6: `after`, then name order).
     const std::vector<std::size_t>& start_order() const { return m_order; }
     const config::DaemonSpec& daemon_spec() const { return m_daemon; }

@@ -1,0 +1,120 @@
+#include "daemon/core/explain.hpp"
+
+#include <cstdio>
+
+#include "config/values.hpp"
+
+namespace pkit::core {
+
+namespace {
+
+double seconds(Duration d) { return std::chrono::duration<double>(d).count(); }
+
+std::string fixed(double value) {
+    char buf[32];
+    std::snprintf(buf, sizeof buf, "%.1f", value);
+    return buf;
+}
+
+std::string clock_time(double wall) {
+    std::time_t t = static_cast<std::time_t>(wall);
+    std::tm tm{};
+    gmtime_r(&t, &tm);
+    char buf[16];
+    std::strftime(buf, sizeof buf, "%H:%M:%S", &tm);
+    return buf;
+}
+
+std::string window_words(const Service& s, const Decision& d) {
+    const auto& restart = s.spec().restart;
+    if (restart.max_restarts < 0) {
+        return "";
+    }
+    std::string text = "; " + std::to_string(d.restarts_counted) + " of " +
+                       std::to_string(restart.max_restarts) + " restarts";
+    if (restart.within > Duration::zero()) {
+        text += " in the " + config::format_duration(restart.within) + " window";
+    }
+    return text;
+}
+
+}  // namespace
+
+Explanation explain(const Supervisor& supervisor, std::size_t index, Now now) {
+    const Service& s = supervisor.service(index);
+    const Decision& d = s.last_decision();
+    Explanation e;
+    auto fact = [&](std::string key, FactValue value) {
+        e.facts.emplace_back(std::move(key), std::move(value));
+    };
+    fact("state", std::string(to_string(s.state())));
+    fact("run", static_cast<std::int64_t>(s.run()));
+    fact("restarts", static_cast<std::int64_t>(s.restarts()));
+    fact("max_restarts", static_cast<std::int64_t>(s.spec().restart.max_restarts));
+    fact("restarts_counted", static_cast<std::int64_t>(d.restarts_counted));
+    fact("backoff_step", static_cast<std::int64_t>(d.backoff_step));
+    fact("decision", d.why);
+    if (s.spec().storm.enabled()) {
+        fact("storm_score", s.policy_state().storm.value(now.mono, s.spec().storm.decay));
+        fact("storm_threshold", s.spec().storm.threshold);
+    }
+
+    switch (s.state()) {
+        case State::waiting: {
+            auto deps = supervisor.unsatisfied_dependencies(index);
+            std::string names;
+            for (const auto& n : deps) {
+                names += (names.empty() ? "" : ", ") + n;
+            }
+            e.text = deps.empty() ? "about to start run " + std::to_string(s.run() + 1) + "."
+                                  : "waiting for " + names + " to be ready before run " +
+                                        std::to_string(s.run() + 1) + ".";
+            break;
+        }
+        case State::starting:
+            e.text = "run " + std::to_string(s.run()) + " is starting and not ready yet.";
+            break;
+        case State::running:
+            e.text = "running: run " + std::to_string(s.run()) + ", pid " +
+                     std::to_string(s.pid()) + ", " + std::to_string(s.restarts()) +
+                     " restarts so far.";
+            break;
+        case State::stopping:
+            e.text = "run " + std::to_string(s.run()) + " is being stopped.";
+            break;
+        case State::backoff: {
+            double in = s.restart_at() ? std::max(0.0, seconds(*s.restart_at() - now.mono)) : 0.0;
+            fact("next_restart_in", in);
+            e.text = "restart " + std::to_string(s.restarts()) + " in " + fixed(in) +
+                     " s: backoff step " + std::to_string(d.backoff_step) +
+                     window_words(s, d) + ". The last run: " + d.why + ".";
+            break;
+        }
+        case State::storm_pause: {
+            double in = s.restart_at() ? std::max(0.0, seconds(*s.restart_at() - now.mono)) : 0.0;
+            fact("next_restart_in", in);
+            e.text = "storm pause until " + clock_time(now.wall + in) + ": score " +
+                     fixed(d.storm_score) + " reached threshold " +
+                     fixed(s.spec().storm.threshold) + "; restart " +
+                     std::to_string(s.restarts()) + " in " + fixed(in) + " s.";
+            break;
+        }
+        case State::stopped:
+            e.text = "stopped by the operator (or autostart = false); `pkitctl start " +
+                     s.name() + "` starts it.";
+            break;
+        case State::done:
+        case State::failed: {
+            std::string reason = s.stopped_reason()
+                                     ? std::string(to_string(*s.stopped_reason()))
+                                     : std::string("unknown");
+            fact("stopped", reason);
+            e.text = std::string(s.state() == State::done ? "done" : "failed") + " (" + reason +
+                     "): " + d.why + ". Not restarted until `pkitctl start " + s.name() + "`.";
+            break;
+        }
+    }
+    return e;
+}
+
+}  // namespace pkit::core

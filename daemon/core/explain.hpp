@@ -1,0 +1,26 @@
+#pragma once
+// `explain` (SPEC §9): why a service is in its state and what happens next, in plain
+// words, with the facts behind them. The facts are read from the same records the
+// gates wrote when they decided (Service::last_decision, the policy state), never
+// recomputed beside them.
+
+#include <cstdint>
+#include <string>
+#include <utility>
+#include <variant>
+#include <vector>
+
+#include "daemon/core/supervisor.hpp"
+
+namespace pkit::core {
+
+using FactValue = std::variant<std::nullptr_t, bool, std::int64_t, double, std::string>;
+
+struct Explanation {
+    std::string text;
+    std::vector<std::pair<std::string, FactValue>> facts;
+};
+
+Explanation explain(const Supervisor& supervisor, std::size_t service, Now now);
+
+}  // namespace pkit::core

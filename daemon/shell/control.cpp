@@ -1,0 +1,349 @@
+#include "daemon/shell/control.hpp"
+
+#include <grp.h>
+#include <pwd.h>
+#include <unistd.h>
+
+#include <algorithm>
+#include <climits>
+
+#include "config/values.hpp"
+#include "daemon/core/explain.hpp"
+#include "daemon/shell/daemon.hpp"
+#include "daemon/shell/event_view.hpp"
+#include "daemon/shell/launcher.hpp"
+
+namespace pkit::shell {
+
+namespace {
+
+constexpr std::size_t k_events = SIZE_MAX;
+
+std::optional<uid_t> resolve_user(const config::Principal& p) {
+    if (p.id) {
+        return *p.id;
+    }
+    if (p.name) {
+        if (const passwd* pw = ::getpwnam(p.name->c_str())) {
+            return pw->pw_uid;
+        }
+    }
+    return std::nullopt;
+}
+
+std::optional<gid_t> resolve_group(const config::Principal& p) {
+    if (p.id) {
+        return *p.id;
+    }
+    if (p.name) {
+        if (const group* gr = ::getgrnam(p.name->c_str())) {
+            return gr->gr_gid;
+        }
+    }
+    return std::nullopt;
+}
+
+}  // namespace
+
+std::expected<std::unique_ptr<ControlHandlerImpl>, std::string> ControlHandlerImpl::open(
+    Daemon& daemon) {
+    const config::DaemonSpec& spec = daemon.supervisor().daemon_spec();
+    SocketOptions options;
+    options.path = daemon.options().socket_path;
+    for (const config::Principal& user : spec.control_users) {
+        if (auto uid = resolve_user(user)) {
+            options.allowed_uids.push_back(*uid);
+        } else {
+            daemon.log("warning", "control_users: unknown user \"" + user.name.value_or("?") +
+                                      "\" ignored");
+        }
+    }
+    if (spec.control_group) {
+        options.allowed_gid = resolve_group(*spec.control_group);
+        if (!options.allowed_gid) {
+            daemon.log("warning", "control_group: unknown group \"" +
+                                      spec.control_group->name.value_or("?") + "\" ignored");
+        }
+    }
+    std::unique_ptr<ControlHandlerImpl> handler(new ControlHandlerImpl(daemon));
+    auto server = ControlServer::open(daemon.loop(), std::move(options), *handler);
+    if (!server) {
+        return std::unexpected(server.error());
+    }
+    handler->m_server = std::move(*server);
+    return handler;
+}
+
+ControlHandlerImpl::~ControlHandlerImpl() { m_server.reset(); }
+
+void ControlHandlerImpl::reply_ok(ConnectionId connection, const proto::json& id,
+                                  const proto::json& result) {
+    m_server->reply(connection, proto::ok_reply(id, result));
+}
+
+void ControlHandlerImpl::reply_error(ConnectionId connection, const proto::json& id,
+                                     proto::ErrorCode code, const std::string& message) {
+    m_server->reply(connection, proto::error_reply(id, code, message));
+}
+
+std::optional<std::vector<std::size_t>> ControlHandlerImpl::targets(
+    ConnectionId connection, const proto::Request& request) {
+    core::Supervisor& sup = m_daemon.supervisor();
+    std::vector<std::size_t> found;
+    if (request.all || (request.cmd == proto::Command::status && request.services.empty())) {
+        return sup.start_order();
+    }
+    std::vector<std::string> unknown;
+    for (const std::string& name : request.services) {
+        if (auto i = sup.find(name)) {
+            found.push_back(*i);
+        } else {
+            unknown.push_back(name);
+        }
+    }
+    if (!unknown.empty()) {
+        std::string names;
+        for (const auto& n : unknown) {
+            names += (names.empty() ? "\"" : ", \"") + n + "\"";
+        }
+        reply_error(connection, request.id, proto::ErrorCode::unknown_service,
+                    "unknown service " + names);
+        return std::nullopt;
+    }
+    return found;
+}
+
+proto::json ControlHandlerImpl::services_json(const std::vector<std::size_t>& services) {
+    core::Now now = m_daemon.now();
+    proto::ServicesResult result;
+    for (std::size_t i : services) {
+        result.services.push_back(service_status(m_daemon.supervisor().service(i), now));
+    }
+    return result;
+}
+
+void ControlHandlerImpl::on_request(ConnectionId connection, proto::Request request) {
+    using proto::Command;
+    switch (request.cmd) {
+        case Command::ping: {
+            proto::PingResult ping{static_cast<int>(::getpid()), PKIT_VERSION,
+                                   proto::k_protocol_version, m_daemon.uptime()};
+            reply_ok(connection, request.id, ping);
+            return;
+        }
+        case Command::status:
+            handle_status(connection, request);
+            return;
+        case Command::start:
+        case Command::stop:
+        case Command::restart:
+            handle_control(connection, request);
+            return;
+        case Command::signal:
+            handle_signal(connection, request);
+            return;
+        case Command::logs:
+            handle_logs(connection, request);
+            return;
+        case Command::events:
+            reply_ok(connection, request.id, proto::json::object());
+            m_server->start_stream(connection);
+            m_followers.push_back(Follower{connection, request.id, k_events});
+            return;
+        case Command::explain:
+            handle_explain(connection, request);
+            return;
+        case Command::reload:
+            handle_reload(connection, request);
+            return;
+        case Command::shutdown:
+            reply_ok(connection, request.id, proto::json::object());
+            m_daemon.request_shutdown("requested over the control socket");
+            return;
+    }
+}
+
+void ControlHandlerImpl::on_disconnect(ConnectionId connection) {
+    std::erase_if(m_followers, [&](const Follower& f) { return f.connection == connection; });
+    std::erase_if(m_pending, [&](const Pending& p) { return p.connection == connection; });
+}
+
+void ControlHandlerImpl::handle_status(ConnectionId connection, const proto::Request& request) {
+    auto services = targets(connection, request);
+    if (!services) {
+        return;
+    }
+    proto::DaemonStatus daemon;
+    daemon.pid = static_cast<int>(::getpid());
+    daemon.version = PKIT_VERSION;
+    daemon.uptime = m_daemon.uptime();
+    daemon.config_dir = m_daemon.options().config_dir;
+    daemon.socket = m_daemon.options().socket_path;
+    daemon.state = m_daemon.shutting_down() ? "shutting_down" : "running";
+    daemon.orphans_reaped = static_cast<int>(m_daemon.orphans_reaped());
+    proto::json result = services_json(*services);
+    result["daemon"] = daemon;
+    reply_ok(connection, request.id, result);
+}
+
+void ControlHandlerImpl::handle_control(ConnectionId connection, const proto::Request& request) {
+    auto services = targets(connection, request);
+    if (!services) {
+        return;
+    }
+    core::Supervisor& sup = m_daemon.supervisor();
+    Pending pending{connection, request.id, request.cmd, *services, {}};
+    for (std::size_t i : *services) {
+        pending.runs.push_back(sup.service(i).run());
+        core::Now now = m_daemon.now();
+        if (request.cmd == proto::Command::start) {
+            sup.start_service(i, now);
+        } else if (request.cmd == proto::Command::stop) {
+            sup.stop_service(i, now);
+        } else {
+            sup.restart_service(i, now);
+        }
+    }
+    m_pending.push_back(std::move(pending));
+    m_daemon.pump();  // replies through after_pump once the runs have ended
+}
+
+bool ControlHandlerImpl::pending_done(const Pending& pending) const {
+    const core::Supervisor& sup = m_daemon.supervisor();
+    for (std::size_t k = 0; k < pending.services.size(); ++k) {
+        const core::Service& s = sup.service(pending.services[k]);
+        core::State state = s.state();
+        if (state == core::State::stopping || state == core::State::starting) {
+            return false;
+        }
+        // A restart has happened once a new run exists, or the service is left waiting
+        // for its dependencies (after a pump, waiting means blocked).
+        if (pending.cmd == proto::Command::restart && sup.shutting_down() == false &&
+            s.run() == pending.runs[k] && state != core::State::waiting &&
+            state != core::State::stopped) {
+            return false;
+        }
+    }
+    return true;
+}
+
+void ControlHandlerImpl::after_pump() {
+    if (m_pending.empty()) {
+        return;
+    }
+    std::vector<Pending> ready;
+    std::erase_if(m_pending, [&](Pending& p) {
+        if (!pending_done(p)) {
+            return false;
+        }
+        ready.push_back(std::move(p));
+        return true;
+    });
+    for (const Pending& p : ready) {
+        reply_ok(p.connection, p.id, services_json(p.services));
+    }
+}
+
+void ControlHandlerImpl::handle_signal(ConnectionId connection, const proto::Request& request) {
+    auto services = targets(connection, request);
+    if (!services) {
+        return;
+    }
+    auto signo = config::parse_signal(request.signal);
+    if (!signo) {
+        reply_error(connection, request.id, proto::ErrorCode::bad_request,
+                    "\"signal\": unknown signal \"" + request.signal + "\"");
+        return;
+    }
+    for (std::size_t i : *services) {
+        const core::Service& s = m_daemon.supervisor().service(i);
+        if (s.has_process()) {
+            signal_run(s.pid(), *signo, request.group);
+        }
+    }
+    reply_ok(connection, request.id, services_json(*services));
+}
+
+void ControlHandlerImpl::handle_logs(ConnectionId connection, const proto::Request& request) {
+    auto index = m_daemon.supervisor().find(request.service);
+    if (!index) {
+        reply_error(connection, request.id, proto::ErrorCode::unknown_service,
+                    "unknown service \"" + request.service + "\"");
+        return;
+    }
+    const core::Service& s = m_daemon.supervisor().service(*index);
+    const core::OutputTail& tail = request.previous ? s.previous_tail() : s.tail();
+    auto run = request.previous ? s.previous_tail_run() : s.tail_run();
+    proto::LogsResult result;
+    if (run) {
+        result.run = static_cast<int>(*run);
+        std::size_t count = std::min<std::size_t>(tail.size(), request.lines);
+        for (std::size_t k = tail.size() - count; k < tail.size(); ++k) {
+            const core::TailLine& line = tail.at(k);
+            result.lines.push_back(
+                proto::LogLine{std::string(core::to_string(line.stream)), line.text, line.at});
+        }
+        result.truncated = tail.truncated();
+    }
+    reply_ok(connection, request.id, result);
+    if (request.follow) {
+        m_server->start_stream(connection);
+        m_followers.push_back(Follower{connection, request.id, *index});
+    }
+}
+
+void ControlHandlerImpl::handle_explain(ConnectionId connection, const proto::Request& request) {
+    auto index = m_daemon.supervisor().find(request.service);
+    if (!index) {
+        reply_error(connection, request.id, proto::ErrorCode::unknown_service,
+                    "unknown service \"" + request.service + "\"");
+        return;
+    }
+    core::Explanation e = core::explain(m_daemon.supervisor(), *index, m_daemon.now());
+    proto::ExplainResult result;
+    result.text = e.text;
+    for (const auto& [key, value] : e.facts) {
+        std::visit([&, &k = key](const auto& v) { result.facts[k] = v; }, value);
+    }
+    reply_ok(connection, request.id, result);
+}
+
+void ControlHandlerImpl::handle_reload(ConnectionId connection, const proto::Request& request) {
+    reply_error(connection, request.id, proto::ErrorCode::invalid_config,
+                "reload is not implemented yet: restart pkitd to apply a new configuration");
+}
+
+void ControlHandlerImpl::reload_from_signal() {
+    m_daemon.log("warning", "SIGHUP: reload is not implemented yet; configuration unchanged");
+}
+
+void ControlHandlerImpl::publish(const core::Event& event) {
+    if (m_followers.empty()) {
+        return;
+    }
+    proto::json body = event_json(event);
+    for (const Follower& f : m_followers) {
+        if (f.service == k_events) {
+            m_server->send(f.connection, proto::event_line(f.id, body));
+        }
+    }
+}
+
+void ControlHandlerImpl::publish_line(std::size_t service, std::uint64_t run, core::Stream stream,
+                                      std::string_view text, double wall) {
+    if (m_followers.empty()) {
+        return;
+    }
+    const core::Service& s = m_daemon.supervisor().service(service);
+    if (!s.tail_run() || *s.tail_run() != run) {
+        return;  // follow streams the latest run only
+    }
+    for (const Follower& f : m_followers) {
+        if (f.service == service) {
+            proto::LogLine line{std::string(core::to_string(stream)), std::string(text), wall};
+            m_server->send(f.connection, proto::log_line(f.id, line));
+        }
+    }
+}
+
+}  // namespace pkit::shell

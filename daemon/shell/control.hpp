@@ -1,0 +1,75 @@
+#pragma once
+// The daemon's answers to control requests (SPEC §9): it turns each request into
+// Supervisor commands and status objects, keeps the replies that wait for runs to end
+// (`stop`, `restart`), and feeds the `events` and `logs --follow` streams.
+
+#include <expected>
+#include <memory>
+#include <string>
+#include <vector>
+
+#include "daemon/core/types.hpp"
+#include "daemon/shell/control_server.hpp"
+#include "proto/protocol.hpp"
+
+namespace pkit::shell {
+
+class Daemon;
+
+class ControlHandlerImpl final : public ControlHandler {
+public:
+    // Opens the control socket of `daemon`'s options; the message says why it failed.
+    static std::expected<std::unique_ptr<ControlHandlerImpl>, std::string> open(Daemon& daemon);
+    ~ControlHandlerImpl() override;
+
+    void on_request(ConnectionId connection, proto::Request request) override;
+    void on_disconnect(ConnectionId connection) override;
+
+    // Called after every pump: answers `stop`/`restart` requests whose runs have ended.
+    void after_pump();
+    void publish(const core::Event& event);
+    void publish_line(std::size_t service, std::uint64_t run, core::Stream stream,
+                      std::string_view text, double wall);
+    // SIGHUP: the same reload as `pkitctl reload`, answered only in the log.
+    void reload_from_signal();
+
+private:
+    explicit ControlHandlerImpl(Daemon& daemon) : m_daemon(daemon) {}
+
+    // Resolves `request.services` (or all); replies unknown_service and returns nullopt
+    // when a name is unknown.
+    std::optional<std::vector<std::size_t>> targets(ConnectionId connection,
+                                                    const proto::Request& request);
+    void reply_ok(ConnectionId connection, const proto::json& id, const proto::json& result);
+    void reply_error(ConnectionId connection, const proto::json& id, proto::ErrorCode code,
+                     const std::string& message);
+    proto::json services_json(const std::vector<std::size_t>& services);
+
+    void handle_status(ConnectionId connection, const proto::Request& request);
+    void handle_control(ConnectionId connection, const proto::Request& request);
+    void handle_signal(ConnectionId connection, const proto::Request& request);
+    void handle_logs(ConnectionId connection, const proto::Request& request);
+    void handle_explain(ConnectionId connection, const proto::Request& request);
+    void handle_reload(ConnectionId connection, const proto::Request& request);
+
+    struct Pending {
+        ConnectionId connection;
+        proto::json id;
+        proto::Command cmd;
+        std::vector<std::size_t> services;
+        std::vector<std::uint64_t> runs;  // each service's run when the request came
+    };
+    struct Follower {
+        ConnectionId connection;
+        proto::json id;
+        std::size_t service;  // logs --follow; SIZE_MAX for `events`
+    };
+    bool pending_done(const Pending& pending) const;
+
+    Daemon& m_daemon;
+    std::unique_ptr<ControlServer> m_server;
+    std::vector<Pending> m_pending;
+    std::vector<Follower> m_followers;
+};
+
+}  // namespace pkit::shell

@@ -1,0 +1,217 @@
+#include "daemon/shell/daemon.hpp"
+
+#include <signal.h>
+#include <unistd.h>
+
+#include <algorithm>
+#include <cerrno>
+#include <cstring>
+
+#include "daemon/shell/control.hpp"
+#include "daemon/shell/event_view.hpp"
+#include "daemon/shell/launcher.hpp"
+
+namespace pkit::shell {
+
+namespace {
+
+core::Now read_clock() {
+    auto wall = std::chrono::system_clock::now().time_since_epoch();
+    return core::Now{std::chrono::steady_clock::now(), std::chrono::duration<double>(wall).count()};
+}
+
+}  // namespace
+
+Daemon::Daemon(uv_loop_t* loop, config::Tree tree, DaemonOptions options)
+    : m_loop(loop),
+      m_options(std::move(options)),
+      m_supervisor(std::move(tree),
+                   [this] { return std::uniform_real_distribution<double>(0.0, 1.0)(m_rng); }),
+      m_rng(std::random_device{}()),
+      m_started(std::chrono::steady_clock::now()),
+      m_stdout(loop, STDOUT_FILENO),
+      m_stderr(loop, STDERR_FILENO),
+      m_reaper(loop, [this](pid_t pid, int status) { on_child(pid, status); }),
+      m_timer(loop) {}
+
+Daemon::~Daemon() = default;
+
+core::Now Daemon::now() const { return read_clock(); }
+
+double Daemon::uptime() const {
+    return std::chrono::duration<double>(std::chrono::steady_clock::now() - m_started).count();
+}
+
+int Daemon::run() {
+    // Writes to a vanished client or reader must come back as EPIPE, not kill pkitd.
+    // Runs get default dispositions back before exec (the launcher resets them).
+    ::signal(SIGPIPE, SIG_IGN);
+    if (auto subreaper = become_subreaper_unless_pid1(); !subreaper) {
+        log("warning", std::string("cannot become a child subreaper: ") +
+                           std::strerror(subreaper.error()));
+    }
+    if (auto started = m_reaper.start(); !started) {
+        log("error", std::string("cannot watch SIGCHLD: ") + uv_strerror(started.error()));
+        return 3;
+    }
+    m_reaper.reap_now();
+    for (int signo : {SIGTERM, SIGINT, SIGHUP}) {
+        auto handle = std::make_unique<UvHandle<uv_signal_t>>(this);
+        handle->init(uv_signal_init, m_loop);
+        uv_signal_start(
+            handle->get(),
+            [](uv_signal_t* h, int n) {
+                if (h->data != nullptr) {
+                    static_cast<Daemon*>(h->data)->on_signal(n);
+                }
+            },
+            signo);
+        m_signals.push_back(std::move(handle));
+    }
+    auto control = ControlHandlerImpl::open(*this);
+    if (!control) {
+        log("error", control.error());
+        return 3;
+    }
+    m_control = std::move(*control);
+
+    log("info", "pkitd " PKIT_VERSION " started (pid " + std::to_string(::getpid()) + ", " +
+                    std::to_string(m_supervisor.size()) + " services, socket " +
+                    m_options.socket_path + ")");
+    m_supervisor.start(now());
+    pump();
+    uv_run(m_loop, UV_RUN_DEFAULT);
+
+    m_control.reset();
+    m_pipes.clear();
+    m_signals.clear();
+    m_stdout.flush_blocking();
+    m_stderr.flush_blocking();
+    return m_exit_status.value_or(0);
+}
+
+void Daemon::pump() {
+    if (m_pumping) {
+        return;  // an action's own input is drained by the outer loop
+    }
+    m_pumping = true;
+    for (auto actions = m_supervisor.take_actions(); !actions.empty();
+         actions = m_supervisor.take_actions()) {
+        for (const core::Action& action : actions) {
+            execute(action);
+        }
+    }
+    m_pumping = false;
+    if (m_control) {
+        m_control->after_pump();
+    }
+    arm_timer();
+}
+
+void Daemon::execute(const core::Action& action) {
+    if (const auto* a = std::get_if<core::SpawnAction>(&action)) {
+        spawn(a->service, a->run);
+    } else if (const auto* a = std::get_if<core::SignalAction>(&action)) {
+        if (a->then_cont) {
+            stop_signal(a->pid, a->signal, a->group);
+        } else {
+            signal_run(a->pid, a->signal, a->group);
+        }
+    } else if (const auto* a = std::get_if<core::CleanupGroupAction>(&action)) {
+        cleanup_group(*a);
+    } else if (const auto* a = std::get_if<core::EmitAction>(&action)) {
+        emit(a->event);
+    } else if (const auto* a = std::get_if<core::ExitAction>(&action)) {
+        finish(a->status);
+    }
+}
+
+void Daemon::emit(const core::Event& event) {
+    if (m_options.log_format == LogFormat::json) {
+        proto::json line = event_json(event);
+        line["level"] = "info";
+        line["msg"] = event_text(event);
+        m_stderr.write_line(proto::to_line(line).substr(0, proto::to_line(line).size() - 1));
+    } else {
+        m_stderr.write_line("pkitd: " + event_text(event));
+    }
+    if (m_control) {
+        m_control->publish(event);
+    }
+}
+
+void Daemon::log(std::string_view level, const std::string& message) {
+    if (m_options.log_format == LogFormat::json) {
+        proto::json line = {{"at", now().wall}, {"level", level}, {"msg", message}};
+        std::string text = proto::to_line(line);
+        text.pop_back();
+        m_stderr.write_line(text);
+    } else if (level == "info") {
+        m_stderr.write_line("pkitd: " + message);
+    } else {
+        m_stderr.write_line("pkitd: " + std::string(level) + ": " + message);
+    }
+}
+
+void Daemon::on_child(pid_t pid, int wait_status) {
+    if (auto service = m_supervisor.service_of(pid)) {
+        // Everything the run wrote before it exited is in its pipes now: read it, so
+        // that output_matches sees the run's last lines.
+        drain_pipes(*service);
+    }
+    if (!m_supervisor.on_exit(pid, wait_status, now())) {
+        ++m_orphans;
+    }
+    prune_leftovers();
+    pump();
+}
+
+void Daemon::on_signal(int signo) {
+    if (signo == SIGHUP) {
+        if (m_control) {
+            m_control->reload_from_signal();
+        }
+        return;
+    }
+    if (m_supervisor.shutting_down()) {
+        // A second SIGTERM or SIGINT: no more waiting.
+        log("warning", std::string("second ") + sigabbrev_np(signo) +
+                           ": killing every remaining process group");
+        kill_everything();
+        m_exit_signal = signo;
+        m_exit_status = 128 + signo;
+        uv_stop(m_loop);
+        return;
+    }
+    request_shutdown(std::string("SIG") + sigabbrev_np(signo) + " received");
+}
+
+void Daemon::request_shutdown(const std::string& why) {
+    if (m_supervisor.shutting_down()) {
+        return;
+    }
+    log("info", "shutting down: " + why);
+    m_supervisor.shutdown(now());
+    pump();
+}
+
+void Daemon::finish(int status) {
+    if (!m_exit_status) {
+        m_exit_status = status;
+    }
+    prune_leftovers();
+}
+
+void Daemon::kill_everything() {
+    for (std::size_t i = 0; i < m_supervisor.size(); ++i) {
+        const core::Service& s = m_supervisor.service(i);
+        if (s.has_process()) {
+            signal_run(s.pid(), SIGKILL, s.spec().stop.mode == config::StopMode::group);
+        }
+    }
+    for (Leftover& left : m_leftovers) {
+        signal_run(left.pgid, SIGKILL, true);
+    }
+}
+
+}  // namespace pkit::shell

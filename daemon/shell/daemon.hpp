@@ -1,0 +1,124 @@
+#pragma once
+// The imperative shell around the core Supervisor: one libuv loop, one wait point.
+// Signals, SIGCHLD, pipe reads, the control socket and a single deadline timer turn
+// into Supervisor inputs; the Supervisor's Actions turn into fork/exec, kill and
+// writes. No restart policy lives here.
+//
+//   kernel ──SIGCHLD──▶ Reaper ──on_exit──▶ Supervisor ──Actions──▶ execute()
+//   pipes ──lines──▶ LineReader ──on_output──▶ tails      │  Spawn  → launch() → on_spawned
+//   timer ──on_time──▶ Supervisor                         │  Signal → kill()
+//   socket ──Request──▶ ControlHandler ──commands──▶      │  Emit   → log + events stream
+//                                                         └  Exit   → leave the loop
+
+#include <uv.h>
+
+#include <cstdint>
+#include <memory>
+#include <optional>
+#include <random>
+#include <string>
+#include <vector>
+
+#include "config/model.hpp"
+#include "daemon/core/supervisor.hpp"
+#include "daemon/shell/line_reader.hpp"
+#include "daemon/shell/output_writer.hpp"
+#include "daemon/shell/reaper.hpp"
+#include "daemon/shell/uv_handle.hpp"
+
+namespace pkit::shell {
+
+enum class LogFormat { text, json };
+
+struct DaemonOptions {
+    std::string config_dir;
+    std::string socket_path;
+    LogFormat log_format = LogFormat::text;
+};
+
+class ControlHandlerImpl;
+
+class Daemon {
+public:
+    Daemon(uv_loop_t* loop, config::Tree tree, DaemonOptions options);
+    ~Daemon();
+
+    Daemon(const Daemon&) = delete;
+    Daemon& operator=(const Daemon&) = delete;
+
+    // Runs until a shutdown or an escalation has stopped everything. Returns pkitd's
+    // exit status (SPEC §1): 0, 1, 3 or 128+N.
+    int run();
+
+    // --- Used by the control handler -----------------------------------------------
+    core::Supervisor& supervisor() { return m_supervisor; }
+    core::Now now() const;
+    // Executes the Supervisor's pending actions (and those they cause) and re-arms the
+    // deadline timer. Call after every Supervisor input.
+    void pump();
+    void request_shutdown(const std::string& why);
+    // pkitd's own log: one line on stderr, text or JSON.
+    void log(std::string_view level, const std::string& message);
+    const DaemonOptions& options() const { return m_options; }
+    uv_loop_t* loop() const { return m_loop; }
+    std::uint64_t orphans_reaped() const { return m_orphans; }
+    double uptime() const;
+    bool shutting_down() const { return m_supervisor.shutting_down(); }
+
+private:
+    // The open output pipes of one run.
+    struct RunPipes {
+        std::size_t service;
+        std::uint64_t run;
+        std::unique_ptr<LineReader> out;
+        std::unique_ptr<LineReader> err;
+        bool done() const { return !out && !err; }
+    };
+    struct Leftover {
+        pid_t pgid;
+        core::TimePoint kill_at;
+        bool killed;
+    };
+
+    void execute(const core::Action& action);
+    void spawn(std::size_t service, std::uint64_t run);
+    void attach_pipes(std::size_t service, std::uint64_t run, int fd, core::Stream stream);
+    void on_line(std::size_t service, std::uint64_t run, core::Stream stream,
+                 std::string_view text);
+    void drain_pipes(std::size_t service);
+    void forward(const core::Service& service, core::Stream stream, std::string_view text,
+                 double wall);
+    void emit(const core::Event& event);
+    void on_child(pid_t pid, int wait_status);
+    void on_signal(int signo);
+    void on_timer();
+    void arm_timer();
+    void cleanup_group(const core::CleanupGroupAction& action);
+    void prune_leftovers();
+    void kill_everything();
+    void finish(int status);
+
+    uv_loop_t* m_loop;
+    DaemonOptions m_options;
+    core::Supervisor m_supervisor;
+    std::mt19937_64 m_rng;
+    core::TimePoint m_started;
+
+    OutputWriter m_stdout;
+    OutputWriter m_stderr;
+    Reaper m_reaper;
+    Timer m_timer;
+    std::vector<std::unique_ptr<UvHandle<uv_signal_t>>> m_signals;
+    std::unique_ptr<ControlHandlerImpl> m_control;
+
+    // Pipes of runs still open, the current run's and those of ended runs whose
+    // leftovers keep writing; removed at end of file.
+    std::vector<std::unique_ptr<RunPipes>> m_pipes;
+    std::vector<Leftover> m_leftovers;
+    std::uint64_t m_orphans = 0;
+    bool m_pumping = false;
+    std::optional<int> m_exit_status;
+    int m_exit_signal = 0;
+};
+
+}  // namespace pkit::shell
