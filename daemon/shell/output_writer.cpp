@@ -138,8 +138,9 @@ void OutputWriter::flush_some() {
             }
             if (n < 0) {
                 // EPIPE (nobody reads any more) or a hard error: give up on the queue.
+                // Dropped lines were counted as they were dropped; with the stream
+                // gone there is nobody to tell about them.
                 m_broken = errno == EPIPE || m_broken;
-                m_dropped_total += m_dropped_pending;
                 m_dropped_pending = 0;
                 m_offset = m_buffer.size();
                 break;

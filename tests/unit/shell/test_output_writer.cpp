@@ -171,6 +171,23 @@ TEST_CASE("a pipe whose reader is gone drops lines without a notice") {
         CHECK(writer.unreported_drops() == 0);
         CHECK(writer.queued_bytes() == 0);
     }
+    {
+        // The reader vanishes while lines are queued and some were already dropped.
+        SmallPipe pipe;
+        OutputWriter writer(loop.get(), pipe.write_fd, 8 * 1024);
+        for (int i = 0; i < 200; ++i) {
+            writer.write_line(numbered(i));
+        }
+        auto dropped = writer.dropped_lines();
+        REQUIRE(dropped > 0);
+        close(pipe.read_fd);
+        pipe.read_fd = -1;
+        CHECK(loop.run_until([&] { return writer.queued_bytes() == 0; }));
+        CHECK(writer.dropped_lines() == dropped);
+        CHECK(writer.notices_written() == 0);
+        writer.write_line("lost");
+        CHECK(writer.dropped_lines() == dropped + 1);
+    }
     CHECK(loop.close() == 0);
     sigaction(SIGPIPE, &saved, nullptr);
 }
