@@ -38,7 +38,8 @@ using LoadResult = std::expected<Tree, std::vector<Diagnostic>>;
 // values all come back as diagnostics.
 LoadResult load_tree(const std::filesystem::path& dir, const LoadOptions& options);
 
-// Default options for this process (as_root and uid from getuid()).
+// Default options for this process: as_root and uid from getuid(), gid from
+// getgid(), unsupported keys rejected.
 LoadOptions default_load_options();
 
 }  // namespace pkit::config

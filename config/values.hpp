@@ -12,21 +12,30 @@
 namespace pkit::config {
 
 // "250ms", "5s", "1m30s", "2h", "0", "0.5s"; nullopt when malformed or negative.
+// Parts go from larger units to smaller (h m s ms), each unit at most once; each
+// part is digits with an optional decimal fraction. A bare "5" is refused.
 // (Bare numbers of seconds come from TOML as numbers; see duration_from_seconds.)
 std::optional<Duration> parse_duration(std::string_view text);
+// Seconds as a duration, rounded to the nanosecond; nullopt when negative, not
+// finite, or beyond what Duration holds.
 std::optional<Duration> duration_from_seconds(double seconds);
 
-// "SIGTERM", "TERM", "term"? no: names are upper case as in signal(7); or "15".
+// "SIGTERM" or "TERM" (upper case as in signal(7); "term" is refused), "RTMIN+3",
+// "RTMAX-1", "SIG40", or a number "1".."64"; nullopt otherwise.
 std::optional<int> parse_signal(std::string_view text);
-// "SIGKILL"; "SIG<n>" for a number with no name.
+// "SIGKILL"; "SIG<n>" for a number with no name (real-time signals). parse_signal()
+// reads every result back.
 std::string signal_name(int signo);
 
-// "512B", "256KiB", "1MiB", "2GiB", or digits; nullopt when malformed.
+// "512B", "256KiB", "1MiB", "2GiB", "1TiB", or digits; nullopt when malformed or
+// too large. Decimal "KB"/"MB" and fractions are refused, not guessed.
 std::optional<std::uint64_t> parse_size(std::string_view text);
 
-// Human durations for tables and logs: "850ms", "12s", "3m12s", "2h5m", "3d4h".
+// Human durations for tables and logs: "850ms", "12s", "3m12s", "2h5m", "3d4h":
+// the two largest units, truncated; "0s" for zero; a "-" before negatives.
 std::string format_duration(Duration d);
 
+// Fractional seconds, for JSON and logs.
 double to_seconds(Duration d);
 
 }  // namespace pkit::config
