@@ -2,6 +2,7 @@
 // daemon-wide storm guard, the root's restart intensity and the groups.
 
 #include <array>
+#include <limits>
 
 #include "config/load_steps.hpp"
 

@@ -3,6 +3,7 @@
 
 #include <algorithm>
 #include <array>
+#include <limits>
 
 #include "config/load_steps.hpp"
 #include "config/probe_targets.hpp"

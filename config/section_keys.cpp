@@ -1,6 +1,7 @@
 // [restart], [storm], [stop] and [output] of a service file; [storm] of pkitd.toml.
 
 #include <array>
+#include <limits>
 
 #include "config/load_steps.hpp"
 #include "config/values.hpp"

@@ -3,6 +3,7 @@
 #include <sys/resource.h>
 
 #include <array>
+#include <limits>
 
 #include "config/load_steps.hpp"
 
