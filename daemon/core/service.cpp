@@ -320,6 +320,16 @@ void Service::kill_now(Actions& out) {
     if (m_pid == 0) {
         return;
     }
+    if (m_state != State::stopping) {
+        // The shutdown deadline came before this run was asked to stop: pkitd ends it,
+        // so its exit is no crash (SPEC §3) and it is not restarted.
+        m_state = State::stopping;
+        m_killing = KilledBy::operator_;
+        m_after_stop = AfterStop::shutdown;
+        m_desired_up = false;
+        m_timeout_at.reset();
+    }
+    m_kill_at.reset();  // sent now: the escalation must not send it a second time
     bool group = m_spec.stop.mode == config::StopMode::group;
     out.push_back(SignalAction{m_index, m_run, m_pid, SIGKILL, group, false});
 }
