@@ -1,0 +1,306 @@
+// The order of the gates after a completed run (SPEC §3): stop_when, the policy,
+// give_up_when (only for a crash that would be restarted), max_restarts, restart.
+// Also the restart window the fourth gate counts in.
+
+#include "tests/unit/core/core_doctest.hpp"
+
+#include "daemon/core/policy.hpp"
+#include "tests/unit/core/fake.hpp"
+
+namespace pkit::core {
+namespace {
+
+using namespace test;
+using config::LaunchError;
+using config::Predicate;
+using config::RestartPolicy;
+
+RunResult exit_run(int code, bool clean) {
+    RunResult r;
+    r.code = code;
+    r.clean = clean;
+    r.duration = 1s;
+    return r;
+}
+
+RunResult signal_run(int signal, KilledBy by = KilledBy::none) {
+    RunResult r;
+    r.signal = signal;
+    r.killed_by = by;
+    r.duration = 1s;
+    return r;
+}
+
+RunResult launch_run(LaunchError kind) {
+    RunResult r;
+    r.launch_error = LaunchFailure{kind, std::string(config::to_string(kind)) + ": /x: oops"};
+    return r;
+}
+
+RunResult with_tail(RunResult r, const OutputTail& tail) {
+    r.tail = &tail;
+    return r;
+}
+
+struct Row {
+    const char* name;
+    RestartPolicy policy;
+    Predicate stop_when;
+    Predicate give_up_when;
+    int max_restarts;
+    RunResult run;
+    std::optional<StopReason> ended;  // nullopt: restarted
+};
+
+TEST_CASE("gates are checked in SPEC order: stop_when, policy, give_up_when, max_restarts") {
+    OutputTail fatal(100, 1000);
+    fatal.append(Stream::stdout_, "booting", 1.0);
+    fatal.append(Stream::stderr_, "FATAL: config missing", 2.0);
+    fatal.append(Stream::stdout_, "bye", 3.0);
+    OutputTail quiet(100, 1000);
+    quiet.append(Stream::stdout_, "all good", 1.0);
+    const auto on_crash = RestartPolicy::on_crash;
+    const auto always = RestartPolicy::always;
+    const auto never = RestartPolicy::never;
+    using R = StopReason;
+
+    const Row rows[] = {
+        {"stop_when wins over give_up_when",
+         on_crash,
+         {.exit_codes = {3}},
+         {.exit_codes = {3}},
+         -1,
+         exit_run(3, false),
+         R::predicate},
+        {"stop_when wins over the policy",
+         always,
+         {.exit_codes = {0}},
+         {},
+         -1,
+         exit_run(0, true),
+         R::predicate},
+        {"stop_when by signal",
+         on_crash,
+         {.signals = {SIGUSR1}},
+         {},
+         -1,
+         signal_run(SIGUSR1),
+         R::predicate},
+        {"stop_when by output",
+         on_crash,
+         {.output_matches = "FATAL"},
+         {},
+         -1,
+         with_tail(exit_run(1, false), fatal),
+         R::predicate},
+        {"stop_when wins over max_restarts",
+         on_crash,
+         {.exit_codes = {1}},
+         {},
+         0,
+         exit_run(1, false),
+         R::predicate},
+        {"stop_when is not consulted for a liveness kill",
+         on_crash,
+         {.signals = {SIGTERM}},
+         {},
+         -1,
+         signal_run(SIGTERM, KilledBy::liveness),
+         std::nullopt},
+        {"on_crash and a clean run", on_crash, {}, {}, -1, exit_run(0, true), R::policy_satisfied},
+        {"on_crash and a crash restarts", on_crash, {}, {}, -1, exit_run(1, false), std::nullopt},
+        {"never after a crash", never, {}, {}, -1, exit_run(1, false), R::policy_satisfied},
+        {"never after a clean run", never, {}, {}, -1, exit_run(0, true), R::policy_satisfied},
+        {"never wins over give_up_when",
+         never,
+         {},
+         {.exit_codes = {78}},
+         -1,
+         exit_run(78, false),
+         R::policy_satisfied},
+        {"never after a liveness kill",
+         never,
+         {},
+         {},
+         -1,
+         signal_run(SIGKILL, KilledBy::liveness),
+         R::unhealthy},
+        {"always goes on after a clean run", always, {}, {}, -1, exit_run(0, true), std::nullopt},
+        {"always: give_up_when is not consulted for a clean run",
+         always,
+         {},
+         {.exit_codes = {0}},
+         -1,
+         exit_run(0, true),
+         std::nullopt},
+        {"always: a clean run does not count against max_restarts",
+         always,
+         {},
+         {},
+         0,
+         exit_run(0, true),
+         std::nullopt},
+        {"give_up_when exit code",
+         on_crash,
+         {},
+         {.exit_codes = {78}},
+         -1,
+         exit_run(78, false),
+         R::gave_up},
+        {"give_up_when other exit code",
+         on_crash,
+         {},
+         {.exit_codes = {78}},
+         -1,
+         exit_run(1, false),
+         std::nullopt},
+        {"give_up_when signal",
+         on_crash,
+         {},
+         {.signals = {SIGSEGV}},
+         -1,
+         signal_run(SIGSEGV),
+         R::gave_up},
+        {"give_up_when output over the run's tail",
+         on_crash,
+         {},
+         {.output_matches = "FATAL: .*missing"},
+         -1,
+         with_tail(exit_run(1, false), fatal),
+         R::gave_up},
+        {"give_up_when output not in the tail",
+         on_crash,
+         {},
+         {.output_matches = "FATAL"},
+         -1,
+         with_tail(exit_run(1, false), quiet),
+         std::nullopt},
+        {"give_up_when launch error listed",
+         on_crash,
+         {},
+         {.launch_errors = {LaunchError::not_found}},
+         -1,
+         launch_run(LaunchError::not_found),
+         R::gave_up},
+        {"give_up_when launch error not listed",
+         on_crash,
+         {},
+         {.launch_errors = {LaunchError::not_found}},
+         -1,
+         launch_run(LaunchError::permission_denied),
+         std::nullopt},
+        {"give_up_when launch_errors any",
+         on_crash,
+         {},
+         {.any_launch_error = true},
+         -1,
+         launch_run(LaunchError::bad_cwd),
+         R::gave_up},
+        {"give_up_when wins over max_restarts",
+         on_crash,
+         {},
+         {.exit_codes = {78}},
+         0,
+         exit_run(78, false),
+         R::gave_up},
+        {"max_restarts 0 ends after one run",
+         on_crash,
+         {},
+         {},
+         0,
+         exit_run(1, false),
+         R::restarts_exhausted},
+        {"a launch failure is a crash",
+         on_crash,
+         {},
+         {},
+         0,
+         launch_run(LaunchError::other),
+         R::restarts_exhausted},
+    };
+    for (const Row& row : rows) {
+        CAPTURE(row.name);
+        config::ServiceSpec s = spec("web");
+        s.restart.policy = row.policy;
+        s.restart.max_restarts = row.max_restarts;
+        s.stop_when = row.stop_when;
+        s.give_up_when = row.give_up_when;
+        auto stop_when = CompiledPredicate::compile(s.stop_when);
+        auto give_up_when = CompiledPredicate::compile(s.give_up_when);
+        PolicyState state;
+        Decision d = decide(s, stop_when, give_up_when, row.run, state, mono(10), 0.5);
+        CHECK(d.restart == !row.ended.has_value());
+        if (row.ended) {
+            CHECK(to_string(d.reason) == to_string(*row.ended));
+        } else {
+            CHECK(d.delay == 200ms);
+        }
+    }
+}
+
+TEST_CASE("a matching predicate says which rule matched") {
+    Predicate p{.exit_codes = {78}, .signals = {SIGSEGV}};
+    auto compiled = CompiledPredicate::compile(p);
+    CHECK(match_predicate(compiled, exit_run(78, false), "give_up_when") ==
+          "exit 78 matched give_up_when.exit_codes");
+    CHECK(match_predicate(compiled, exit_run(77, false), "give_up_when") == std::nullopt);
+    CHECK(match_predicate(CompiledPredicate{}, exit_run(78, false), "x") == std::nullopt);
+}
+
+// Runs `crashes` crashes at the given times; returns how many were restarted.
+std::vector<bool> restarted(const config::ServiceSpec& s, const std::vector<double>& times) {
+    PolicyState state;
+    std::vector<bool> result;
+    for (double t : times) {
+        result.push_back(decide(s, {}, {}, exit_run(1, false), state, mono(t), 0.5).restart);
+    }
+    return result;
+}
+
+TEST_CASE("max_restarts over the whole life: N restarts, N + 1 runs") {
+    config::ServiceSpec s = spec("web");
+    SUBCASE("N = 2") {
+        s.restart.max_restarts = 2;
+        CHECK(restarted(s, {0, 100, 200, 300}) == std::vector<bool>{true, true, false, false});
+    }
+    SUBCASE("N = 0: exactly one run") {
+        s.restart.max_restarts = 0;
+        CHECK(restarted(s, {0}) == std::vector<bool>{false});
+    }
+    SUBCASE("-1: unlimited") {
+        s.restart.max_restarts = -1;
+        std::vector<double> times(500);
+        for (std::size_t i = 0; i < times.size(); ++i) {
+            times[i] = static_cast<double>(i);
+        }
+        CHECK(restarted(s, times) == std::vector<bool>(500, true));
+    }
+}
+
+TEST_CASE("max_restarts within a sliding window: old restarts free up room") {
+    config::ServiceSpec s = spec("web");
+    s.restart.max_restarts = 2;
+    s.restart.within = 10s;
+    // Restarts at 0 and 1 fill the window; at 5 it is full; at 10 the one from 0 has
+    // left (exactly `within` ago), at 10.5 the one from 1 is still inside with 10's.
+    CHECK(restarted(s, {0, 1, 5, 10, 10.5, 11, 30}) ==
+          std::vector<bool>{true, true, false, true, false, true, true});
+}
+
+TEST_CASE("restart window counts restarts decided inside it") {
+    RestartWindow w;
+    w.record(mono(0), 10s);
+    w.record(mono(4), 10s);
+    CHECK(w.count(mono(9.999), 10s) == 2);
+    CHECK(w.count(mono(10), 10s) == 1);
+    CHECK(w.count(mono(14), 10s) == 0);
+    SUBCASE("without a window it counts the whole life") {
+        RestartWindow life;
+        life.record(mono(0), 0s);
+        life.record(mono(1000), 0s);
+        CHECK(life.count(mono(1e6), 0s) == 2);
+    }
+}
+
+}  // namespace
+}  // namespace pkit::core
