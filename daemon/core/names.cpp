@@ -63,4 +63,13 @@ std::string_view to_string(Stream stream) {
     return stream == Stream::stdout_ ? "stdout" : "stderr";
 }
 
+std::string_view to_string(HealthStatus status) {
+    switch (status) {
+        case HealthStatus::unknown: return "unknown";
+        case HealthStatus::healthy: return "healthy";
+        case HealthStatus::unhealthy: return "unhealthy";
+    }
+    return "unknown";
+}
+
 }  // namespace pkit::core

@@ -77,6 +77,7 @@ void Service::want_up(Now now, Actions& out, bool fresh) {
         case State::storm_pause:
             // The operator asked: skip the rest of the wait.
             m_restart_at.reset();
+            m_restart_pending = false;
             m_state = State::waiting;
             break;
         case State::stopping:
@@ -94,6 +95,8 @@ void Service::launch(Now now, Actions& out) {
         return;
     }
     ++m_run;
+    m_restart_pending = false;
+    m_held_by_daemon = false;
     rotate_tails();
     m_state = State::starting;
     m_ready = false;
@@ -103,6 +106,7 @@ void Service::launch(Now now, Actions& out) {
     m_restart_at.reset();
     m_kill_at.reset();
     m_timeout_at.reset();
+    clear_probes();
     out.push_back(SpawnAction{m_index, m_run});
 }
 
@@ -123,10 +127,119 @@ void Service::on_spawned(std::uint64_t run, pid_t pid, Now now, Actions& out) {
         m_timeout_at = now.mono + m_spec.timeout;
     }
     emit(out, event(EventType::started, now));
-    // Readiness probes and sd_notify are not implemented yet: a run is ready as soon as
-    // its exec succeeded.
+    m_health = HealthStatus::unknown;
+    m_health_failures = 0;
+    m_notify_status.reset();
+    if (!m_spec.ready.enabled()) {
+        // Without [ready], a run is ready as soon as its exec succeeded.
+        m_ready = true;
+        m_state = State::running;
+        start_liveness(now);
+        return;
+    }
+    m_ready_deadline = now.mono + m_spec.ready.timeout;
+    if (m_spec.ready.probe.enabled()) {
+        m_next_ready_probe = now.mono + m_spec.ready.probe.interval;
+    }
+}
+
+void Service::become_ready(Now now, Actions& out) {
     m_ready = true;
-    m_state = State::running;
+    m_ready_deadline.reset();
+    m_next_ready_probe.reset();
+    if (m_state == State::starting) {
+        m_state = State::running;
+    }
+    emit(out, event(EventType::ready, now));
+    start_liveness(now);
+}
+
+// The first liveness probe runs one interval after the run is ready.
+void Service::start_liveness(Now now) {
+    const config::ProbeSpec& health = m_spec.health;
+    if (health.kind == config::ProbeKind::watchdog) {
+        m_watchdog_deadline = now.mono + health.watchdog;
+    } else if (health.enabled()) {
+        m_next_health_probe = now.mono + health.interval;
+    }
+}
+
+void Service::clear_probes() {
+    m_ready_deadline.reset();
+    m_next_ready_probe.reset();
+    m_next_health_probe.reset();
+    m_watchdog_deadline.reset();
+}
+
+void Service::on_probe_result(std::uint64_t run, ProbePurpose purpose, bool ok, Now now,
+                              Actions& out) {
+    if (run != m_run || m_pid == 0) {
+        return;
+    }
+    if (purpose == ProbePurpose::ready) {
+        if (m_state != State::starting || m_ready) {
+            return;
+        }
+        if (ok) {
+            become_ready(now, out);
+        } else {
+            m_next_ready_probe = now.mono + m_spec.ready.probe.interval;
+        }
+        return;
+    }
+    if (m_state != State::running) {
+        return;
+    }
+    health_result(ok, now, out);
+    if (m_state == State::running) {
+        m_next_health_probe = now.mono + m_spec.health.interval;
+    }
+}
+
+// One liveness result: a success resets the streak; `failures` failures in a row
+// force-stop the run, which then counts as a crash (SPEC §3).
+void Service::health_result(bool ok, Now now, Actions& out) {
+    HealthStatus before = m_health;
+    if (ok) {
+        m_health_failures = 0;
+        m_health = HealthStatus::healthy;
+    } else {
+        ++m_health_failures;
+        m_health = HealthStatus::unhealthy;
+    }
+    if (m_health != before) {
+        Event e = event(EventType::health, now);
+        e.reason = std::string(to_string(m_health));
+        emit(out, std::move(e));
+    }
+    if (!ok && m_health_failures >= m_spec.health.failures) {
+        ++m_liveness_kills;
+        Event e = event(EventType::liveness_kill, now);
+        e.reason = std::to_string(m_health_failures) + " failed probes in a row";
+        emit(out, std::move(e));
+        clear_probes();
+        begin_stop(now, out, KilledBy::liveness, std::nullopt);
+    }
+}
+
+void Service::on_notify(std::uint64_t run, const NotifyMessage& message, Now now, Actions& out) {
+    if (run != m_run || m_pid == 0) {
+        return;
+    }
+    if (message.status) {
+        m_notify_status = message.status;
+    }
+    if (message.extend_timeout_usec && m_state == State::starting && m_ready_deadline) {
+        m_ready_deadline = now.mono + std::chrono::microseconds(*message.extend_timeout_usec);
+    }
+    if (message.ready && m_state == State::starting && !m_ready && m_spec.ready.notify) {
+        become_ready(now, out);
+    }
+    if (message.watchdog && m_state == State::running &&
+        m_spec.health.kind == config::ProbeKind::watchdog) {
+        m_watchdog_deadline = now.mono + m_spec.health.watchdog;
+        health_result(true, now, out);
+    }
 }
 
 void Service::on_launch_failed(std::uint64_t run, const LaunchFailure& failure, Now now,
@@ -170,6 +283,7 @@ void Service::on_exit(std::uint64_t run, int wait_status, Now now, Actions& out,
     m_ready = false;
     m_timeout_at.reset();
     m_kill_at.reset();
+    clear_probes();
     if (m_spec.stop.mode == config::StopMode::group) {
         // What remains of the run's process group is stopped too (SPEC §3).
         out.push_back(
@@ -201,12 +315,16 @@ void Service::on_exit(std::uint64_t run, int wait_status, Now now, Actions& out,
 
 void Service::complete_run(const RunResult& result, Now now, Actions& out, double u01) {
     m_pid = 0;
+    if (!result.clean) {
+        ++m_crashes;
+    }
     m_decision = decide(m_spec, m_stop_when, m_give_up_when, result, m_policy, now.mono, u01);
     if (!m_decision.restart) {
         enter_ended(m_decision.reason, result.clean, m_decision.why, now, out);
         return;
     }
     ++m_restarts;
+    m_restart_pending = true;
     m_restart_at = now.mono + m_decision.delay;
     if (m_decision.storm_tripped) {
         ++m_storm_pauses;
@@ -253,6 +371,26 @@ void Service::on_time(Now now, Actions& out) {
         m_timeout_at.reset();
         begin_stop(now, out, KilledBy::timeout, std::nullopt);
     }
+    if (m_ready_deadline && now.mono >= *m_ready_deadline) {
+        m_ready_deadline.reset();
+        m_next_ready_probe.reset();
+        if (m_state == State::starting) {
+            begin_stop(now, out, KilledBy::ready_timeout, std::nullopt);
+        }
+    }
+    if (m_next_ready_probe && now.mono >= *m_next_ready_probe) {
+        m_next_ready_probe.reset();  // re-armed by the result
+        out.push_back(ProbeAction{m_index, m_run, ProbePurpose::ready});
+    }
+    if (m_next_health_probe && now.mono >= *m_next_health_probe) {
+        m_next_health_probe.reset();  // re-armed by the result
+        out.push_back(ProbeAction{m_index, m_run, ProbePurpose::health});
+    }
+    if (m_watchdog_deadline && now.mono >= *m_watchdog_deadline) {
+        // Each period without WATCHDOG=1 counts as one failed probe.
+        m_watchdog_deadline = now.mono + m_spec.health.watchdog;
+        health_result(false, now, out);
+    }
     if (m_restart_at && now.mono >= *m_restart_at) {
         m_restart_at.reset();
         if (m_state == State::backoff || m_state == State::storm_pause) {
@@ -269,6 +407,7 @@ void Service::begin_stop(Now now, Actions& out, KilledBy by, std::optional<TimeP
         m_killing = by;
         m_state = State::stopping;
         m_timeout_at.reset();
+        clear_probes();
         bool group = m_spec.stop.mode == config::StopMode::group;
         out.push_back(SignalAction{m_index, m_run, m_pid, m_spec.stop.signal, group, true});
         m_kill_at = now.mono + m_spec.stop.timeout;
@@ -316,6 +455,19 @@ void Service::stop(Now now, Actions& out, AfterStop after, std::optional<TimePoi
     }
 }
 
+void Service::hold_until(TimePoint until) {
+    bool waiting_to_restart = m_state == State::waiting || m_state == State::backoff ||
+                              m_state == State::storm_pause;
+    if (!m_restart_pending || !waiting_to_restart || !m_desired_up) {
+        return;
+    }
+    if (!m_restart_at || *m_restart_at < until) {
+        m_restart_at = until;
+        m_held_by_daemon = true;
+    }
+    m_state = State::storm_pause;
+}
+
 void Service::kill_now(Actions& out) {
     if (m_pid == 0) {
         return;
@@ -343,7 +495,9 @@ void Service::record_output(std::uint64_t run, Stream stream, std::string_view t
 }
 
 std::optional<TimePoint> Service::next_deadline() const {
-    return earliest(earliest(m_kill_at, m_timeout_at), m_restart_at);
+    auto next = earliest(earliest(m_kill_at, m_timeout_at), m_restart_at);
+    next = earliest(next, earliest(m_ready_deadline, m_next_ready_probe));
+    return earliest(next, earliest(m_next_health_probe, m_watchdog_deadline));
 }
 
 }  // namespace pkit::core

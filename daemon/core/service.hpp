@@ -58,9 +58,18 @@ public:
     // Stops the service: a run gets its stop signal, a pending restart is cancelled.
     // `deadline` (shutdown_timeout) caps the SIGKILL escalation.
     void stop(Now now, Actions& out, AfterStop after, std::optional<TimePoint> deadline);
+    // The daemon-wide storm guard holds a pending automatic restart until `until`
+    // (state storm_pause). Does nothing unless a restart is pending.
+    void hold_until(TimePoint until);
     // SIGKILL the current run's group now (shutdown deadline).
     void kill_now(Actions& out);
     void record_output(std::uint64_t run, Stream stream, std::string_view text, double wall);
+    // The result of a ProbeAction. Results for another run, or that arrive in a state
+    // where they mean nothing (a ready probe of a run already ready), are ignored.
+    void on_probe_result(std::uint64_t run, ProbePurpose purpose, bool ok, Now now,
+                         Actions& out);
+    // An sd_notify datagram from run `run` (the shell has checked the sender).
+    void on_notify(std::uint64_t run, const NotifyMessage& message, Now now, Actions& out);
 
     // --- Queries -----------------------------------------------------------------
     const config::ServiceSpec& spec() const { return m_spec; }
@@ -79,8 +88,21 @@ public:
         return (m_state == State::running && m_ready) || m_state == State::done;
     }
     std::optional<TimePoint> next_deadline() const;
+    // Liveness: nullopt without a [health] probe.
+    std::optional<HealthStatus> health() const {
+        return m_spec.health.enabled() ? std::optional(m_health) : std::nullopt;
+    }
+    int health_failures() const { return m_health_failures; }
+    const std::optional<std::string>& notify_status() const { return m_notify_status; }
 
     int restarts() const { return m_restarts; }
+    // Crashes over the service's life: the Supervisor feeds each new one to the
+    // daemon-wide storm score.
+    std::uint64_t crashes() const { return m_crashes; }
+    // An automatic restart has been decided and the run not launched yet.
+    bool restart_pending() const { return m_restart_pending; }
+    // The current wait is the daemon-wide storm pause, not this service's own.
+    bool held_by_daemon() const { return m_held_by_daemon; }
     int storm_pauses() const { return m_storm_pauses; }
     int liveness_kills() const { return m_liveness_kills; }
     const std::optional<StopReason>& stopped_reason() const { return m_stopped; }
@@ -107,6 +129,10 @@ private:
                      Actions& out);
     void begin_stop(Now now, Actions& out, KilledBy by, std::optional<TimePoint> deadline);
     void reset_counters();
+    void become_ready(Now now, Actions& out);
+    void start_liveness(Now now);
+    void health_result(bool ok, Now now, Actions& out);
+    void clear_probes();
 
     config::ServiceSpec m_spec;
     CompiledPredicate m_stop_when;
@@ -129,8 +155,20 @@ private:
     std::optional<TimePoint> m_kill_at;     // SIGKILL escalation while stopping
     std::optional<TimePoint> m_restart_at;  // end of backoff or storm pause
 
+    // Readiness and liveness of the current run.
+    std::optional<TimePoint> m_ready_deadline;
+    std::optional<TimePoint> m_next_ready_probe;   // unset while an attempt is in flight
+    std::optional<TimePoint> m_next_health_probe;  // unset while an attempt is in flight
+    std::optional<TimePoint> m_watchdog_deadline;
+    HealthStatus m_health = HealthStatus::unknown;
+    int m_health_failures = 0;
+    std::optional<std::string> m_notify_status;
+
     // Counters and outcome (SPEC §5).
     int m_restarts = 0;
+    std::uint64_t m_crashes = 0;
+    bool m_restart_pending = false;
+    bool m_held_by_daemon = false;
     int m_storm_pauses = 0;
     int m_liveness_kills = 0;
     std::optional<StopReason> m_stopped;

@@ -139,7 +139,9 @@ void Supervisor::on_spawned(std::size_t service, std::uint64_t run, pid_t pid, N
 
 void Supervisor::on_launch_failed(std::size_t service, std::uint64_t run,
                                   const LaunchFailure& failure, Now now) {
+    std::uint64_t before = m_services[service]->crashes();
     m_services[service]->on_launch_failed(run, failure, now, m_actions, draw());
+    note_crashes(service, before, now);
     settle(now);
 }
 
@@ -151,7 +153,9 @@ bool Supervisor::on_exit(pid_t pid, int wait_status, Now now) {
     auto [service, run] = it->second;
     m_runs.erase(it);
     std::size_t first_new = m_actions.size();
+    std::uint64_t before = m_services[service]->crashes();
     m_services[service]->on_exit(run, wait_status, now, m_actions, draw());
+    note_crashes(service, before, now);
     if (m_shutdown_deadline) {
         // Leftovers of the group must be gone by the shutdown deadline too.
         Duration left = std::max(Duration::zero(), *m_shutdown_deadline - now.mono);
@@ -178,6 +182,18 @@ void Supervisor::on_time(Now now) {
             s->on_time(now, m_actions);
         }
     }
+    settle(now);
+}
+
+void Supervisor::on_probe_result(std::size_t service, std::uint64_t run, ProbePurpose purpose,
+                                 bool ok, Now now) {
+    m_services[service]->on_probe_result(run, purpose, ok, now, m_actions);
+    settle(now);
+}
+
+void Supervisor::on_notify(std::size_t service, std::uint64_t run, const NotifyMessage& message,
+                           Now now) {
+    m_services[service]->on_notify(run, message, now, m_actions);
     settle(now);
 }
 
@@ -233,10 +249,35 @@ std::vector<std::string> Supervisor::unsatisfied_dependencies(std::size_t servic
     return names;
 }
 
+void Supervisor::note_crashes(std::size_t service, std::uint64_t before, Now now) {
+    if (!m_daemon.storm.enabled()) {
+        return;
+    }
+    for (std::uint64_t k = before; k < m_services[service]->crashes(); ++k) {
+        if (m_daemon_storm.add_crash(now.mono, m_daemon.storm)) {
+            m_daemon_storm_until = now.mono + *m_daemon.storm.pause;
+            ++m_daemon_storm_pauses;
+            Event e;
+            e.type = EventType::storm_pause;
+            e.at = now.wall;
+            e.delay = *m_daemon.storm.pause;
+            e.reason = "daemon-wide: crashes of all services reached the threshold " +
+                       std::to_string(m_daemon.storm.threshold);
+            m_actions.push_back(EmitAction{std::move(e)});
+        }
+    }
+}
+
 void Supervisor::settle(Now now) {
     if (m_shutting_down) {
         settle_shutdown(now);
         return;
+    }
+    if (m_daemon_storm_until && now.mono < *m_daemon_storm_until) {
+        // Every restart pending now or decided during the pause waits for its end.
+        for (auto& s : m_services) {
+            s->hold_until(*m_daemon_storm_until);
+        }
     }
     for (std::size_t i : m_order) {
         Service& s = *m_services[i];

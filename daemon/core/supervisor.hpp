@@ -34,6 +34,9 @@ public:
     // A reaped child. Returns false when the PID is no run of ours (an orphan).
     bool on_exit(pid_t pid, int wait_status, Now now);
     void on_time(Now now);
+    void on_probe_result(std::size_t service, std::uint64_t run, ProbePurpose purpose, bool ok,
+                         Now now);
+    void on_notify(std::size_t service, std::uint64_t run, const NotifyMessage& message, Now now);
     void on_output(std::size_t service, std::uint64_t run, Stream stream, std::string_view text,
                    double wall);
 
@@ -47,6 +50,12 @@ public:
     // Graceful shutdown (SPEC §7): dependents first, independent services concurrently.
     void shutdown(Now now);
     bool shutting_down() const { return m_shutting_down; }
+    // The daemon-wide storm guard (pkitd.toml [storm]).
+    int daemon_storm_pauses() const { return m_daemon_storm_pauses; }
+    std::optional<TimePoint> daemon_storm_until() const { return m_daemon_storm_until; }
+    double daemon_storm_score(TimePoint now) const {
+        return m_daemon_storm.value(now, m_daemon.storm.decay);
+    }
 
     // --- Queries ------------------------------------------------------------------
     std::optional<TimePoint> next_deadline() const;
@@ -67,7 +76,8 @@ private:
     void settle_shutdown(Now now);
     bool dependencies_satisfied(std::size_t service) const;
     double draw() { return m_random01 ? m_random01() : 0.5; }
-    void track_spawns(std::size_t from);
+    // Feeds the crashes `service` had since `before` to the daemon-wide storm score.
+    void note_crashes(std::size_t service, std::uint64_t before, Now now);
 
     // The services' specs live in their Service; only pkitd.toml's part is kept here.
     config::DaemonSpec m_daemon;
@@ -78,6 +88,10 @@ private:
     std::vector<std::size_t> m_order;
     std::unordered_map<pid_t, std::pair<std::size_t, std::uint64_t>> m_runs;  // pid → run
     std::vector<Action> m_actions;
+
+    StormScore m_daemon_storm;
+    std::optional<TimePoint> m_daemon_storm_until;
+    int m_daemon_storm_pauses = 0;
 
     bool m_shutting_down = false;
     bool m_exit_sent = false;

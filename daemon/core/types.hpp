@@ -49,6 +49,16 @@ struct ExitRecord {
     KilledBy killed_by = KilledBy::none;
 };
 
+// The fields of one sd_notify datagram that pkitd acts on (SPEC §3).
+struct NotifyMessage {
+    bool ready = false;
+    std::optional<std::string> status;
+    bool watchdog = false;
+    std::optional<std::uint64_t> extend_timeout_usec;
+};
+
+enum class HealthStatus { unknown, healthy, unhealthy };
+
 // A launch that never became a process.
 struct LaunchFailure {
     config::LaunchError kind = config::LaunchError::other;
@@ -116,6 +126,18 @@ struct CleanupGroupAction {
     Duration grace;
 };
 
+// What a probe is for: readiness of a starting run, or liveness of a ready one.
+enum class ProbePurpose { ready, health };
+
+// Run one probe attempt of `service`'s [ready] or [health] spec for run `run`; the
+// shell answers with Supervisor::on_probe_result, or not at all if the run has ended
+// (the core ignores results for other runs anyway).
+struct ProbeAction {
+    std::size_t service;
+    std::uint64_t run;
+    ProbePurpose purpose;
+};
+
 struct EmitAction {
     Event event;
 };
@@ -125,12 +147,14 @@ struct ExitAction {
     int status;
 };
 
-using Action = std::variant<SpawnAction, SignalAction, CleanupGroupAction, EmitAction, ExitAction>;
+using Action = std::variant<SpawnAction, SignalAction, CleanupGroupAction, ProbeAction, EmitAction,
+                            ExitAction>;
 
 std::string_view to_string(State);
 std::string_view to_string(StopReason);
 std::string_view to_string(KilledBy);
 std::string_view to_string(EventType);
 std::string_view to_string(Stream);
+std::string_view to_string(HealthStatus);
 
 }  // namespace pkit::core

@@ -88,9 +88,13 @@ proto::json event_json(const core::Event& event) {
         case core::EventType::storm_pause:
             j["pause"] = seconds(event.delay);
             break;
-        case core::EventType::ready:
-        case core::EventType::liveness_kill:
         case core::EventType::health:
+            j["status"] = event.reason;
+            break;
+        case core::EventType::ready:
+            j["run"] = event.run;
+            break;
+        case core::EventType::liveness_kill:
         case core::EventType::stopped:
         case core::EventType::gave_up:
         case core::EventType::restarts_exhausted:
@@ -184,6 +188,10 @@ proto::ServiceStatus service_status(const core::Service& s, core::Now now) {
         st.last_exit = exit_info(*s.last_exit());
     }
     st.last_launch_error = s.last_launch_error();
+    if (auto health = s.health()) {
+        st.health = proto::HealthInfo{std::string(core::to_string(*health)), s.health_failures()};
+    }
+    st.notify_status = s.notify_status();
     return st;
 }
 
