@@ -1,6 +1,5 @@
 // The order of the gates after a completed run (SPEC §3): stop_when, the policy,
 // give_up_when (only for a crash that would be restarted), max_restarts, restart.
-// Also the restart window the fourth gate counts in.
 
 #include "tests/unit/core/core_doctest.hpp"
 
@@ -245,61 +244,6 @@ TEST_CASE("a matching predicate says which rule matched") {
           "exit 78 matched give_up_when.exit_codes");
     CHECK(match_predicate(compiled, exit_run(77, false), "give_up_when") == std::nullopt);
     CHECK(match_predicate(CompiledPredicate{}, exit_run(78, false), "x") == std::nullopt);
-}
-
-// Runs `crashes` crashes at the given times; returns how many were restarted.
-std::vector<bool> restarted(const config::ServiceSpec& s, const std::vector<double>& times) {
-    PolicyState state;
-    std::vector<bool> result;
-    for (double t : times) {
-        result.push_back(decide(s, {}, {}, exit_run(1, false), state, mono(t), 0.5).restart);
-    }
-    return result;
-}
-
-TEST_CASE("max_restarts over the whole life: N restarts, N + 1 runs") {
-    config::ServiceSpec s = spec("web");
-    SUBCASE("N = 2") {
-        s.restart.max_restarts = 2;
-        CHECK(restarted(s, {0, 100, 200, 300}) == std::vector<bool>{true, true, false, false});
-    }
-    SUBCASE("N = 0: exactly one run") {
-        s.restart.max_restarts = 0;
-        CHECK(restarted(s, {0}) == std::vector<bool>{false});
-    }
-    SUBCASE("-1: unlimited") {
-        s.restart.max_restarts = -1;
-        std::vector<double> times(500);
-        for (std::size_t i = 0; i < times.size(); ++i) {
-            times[i] = static_cast<double>(i);
-        }
-        CHECK(restarted(s, times) == std::vector<bool>(500, true));
-    }
-}
-
-TEST_CASE("max_restarts within a sliding window: old restarts free up room") {
-    config::ServiceSpec s = spec("web");
-    s.restart.max_restarts = 2;
-    s.restart.within = 10s;
-    // Restarts at 0 and 1 fill the window; at 5 it is full; at 10 the one from 0 has
-    // left (exactly `within` ago), at 10.5 the one from 1 is still inside with 10's.
-    CHECK(restarted(s, {0, 1, 5, 10, 10.5, 11, 30}) ==
-          std::vector<bool>{true, true, false, true, false, true, true});
-}
-
-TEST_CASE("restart window counts restarts decided inside it") {
-    RestartWindow w;
-    w.record(mono(0), 10s);
-    w.record(mono(4), 10s);
-    CHECK(w.count(mono(9.999), 10s) == 2);
-    CHECK(w.count(mono(10), 10s) == 1);
-    CHECK(w.count(mono(14), 10s) == 0);
-    SUBCASE("without a window it counts the whole life") {
-        RestartWindow life;
-        life.record(mono(0), 0s);
-        life.record(mono(1000), 0s);
-        CHECK(life.count(mono(1e6), 0s) == 2);
-    }
 }
 
 }  // namespace

@@ -108,6 +108,19 @@ TEST_CASE("a dependent of a dependency that failed at once stays waiting") {
     CHECK(sup.next_deadline() == std::nullopt);
 }
 
+TEST_CASE("operator stop of a service waiting for its dependency keeps it from starting") {
+    Supervisor sup = supervisor({spec_after("app", {"db"}), spec("db")});
+    sup.start(at(0));
+    sup.take_actions();
+    sup.stop_service(0, at(0.1));
+    CHECK(take(sup) == "stopped app r0");
+    sup.on_spawned(1, 1, 101, at(0.2));
+    CHECK(take(sup) == "started db r1 pid 101");
+    CHECK(sup.service(0).state() == State::stopped);
+    sup.start_service(0, at(1));
+    CHECK(take(sup) == "spawn 0 r1");
+}
+
 TEST_CASE("group members start in member order and their events name the group") {
     config::DaemonSpec daemon;
     daemon.groups.push_back(config::GroupSpec{.name = "backend", .members = {"web", "db"}});
