@@ -1,3 +1,3 @@
 // doctest's implementation and main, compiled once for pkit_unit_core.
-#define PKIT_CORE_DOCTEST_MAIN
-#include "tests/unit/core/core_doctest.hpp"
+#define DOCTEST_CONFIG_IMPLEMENT_WITH_MAIN
+#include <doctest/doctest.h>

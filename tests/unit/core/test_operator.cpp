@@ -1,7 +1,7 @@
 // Operator commands through the Supervisor (SPEC §3, §5, §7): stop, start, restart.
 // A run pkitd stops on request is never a crash and never counts against a limit.
 
-#include "tests/unit/core/core_doctest.hpp"
+#include <doctest/doctest.h>
 
 #include "daemon/core/supervisor.hpp"
 #include "tests/unit/core/fake.hpp"

@@ -1,6 +1,6 @@
 // The bounded tail of one run (SPEC §4): max_lines, max_bytes, oldest dropped.
 
-#include "tests/unit/core/core_doctest.hpp"
+#include <doctest/doctest.h>
 
 #include <string>
 #include <vector>

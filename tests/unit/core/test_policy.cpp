@@ -1,7 +1,7 @@
 // The restart policy as plain functions (SPEC §3): backoff, reset_after, the storm
 // score and the restart window. The gate order is in test_policy_gates.cpp.
 
-#include "tests/unit/core/core_doctest.hpp"
+#include <doctest/doctest.h>
 
 #include <climits>
 

@@ -1,7 +1,7 @@
 // The order of the gates after a completed run (SPEC §3): stop_when, the policy,
 // give_up_when (only for a crash that would be restarted), max_restarts, restart.
 
-#include "tests/unit/core/core_doctest.hpp"
+#include <doctest/doctest.h>
 
 #include "daemon/core/policy.hpp"
 #include "tests/unit/core/fake.hpp"

@@ -1,7 +1,7 @@
 // max_restarts (SPEC §3, gate 4): over the whole life, or in a sliding window where
 // restarts that have left the window free up room.
 
-#include "tests/unit/core/core_doctest.hpp"
+#include <doctest/doctest.h>
 
 #include "daemon/core/policy.hpp"
 #include "tests/unit/core/fake.hpp"

@@ -1,7 +1,7 @@
 // The Service state machine on its own: the life of a crashing run, clean exits and
 // success_codes, how supervision ends, run timeouts and group cleanup.
 
-#include "tests/unit/core/core_doctest.hpp"
+#include <doctest/doctest.h>
 
 #include "daemon/core/service.hpp"
 #include "tests/unit/core/fake.hpp"

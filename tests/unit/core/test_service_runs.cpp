@@ -1,7 +1,7 @@
 // Runs of one Service: the run timeout, launch failures, the generation rule (a notice
 // for another run is ignored), the storm pause, and the output tails of two runs.
 
-#include "tests/unit/core/core_doctest.hpp"
+#include <doctest/doctest.h>
 
 #include "daemon/core/service.hpp"
 #include "tests/unit/core/fake.hpp"

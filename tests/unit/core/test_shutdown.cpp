@@ -1,7 +1,7 @@
 // Graceful shutdown (SPEC §7): dependents first, independent services at once,
 // ExitAction{0} once all are down, shutdown_timeout caps every escalation.
 
-#include "tests/unit/core/core_doctest.hpp"
+#include <doctest/doctest.h>
 
 #include "daemon/core/supervisor.hpp"
 #include "tests/unit/core/fake.hpp"

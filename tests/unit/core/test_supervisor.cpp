@@ -1,7 +1,7 @@
 // The Supervisor: start order, `after` dependencies, PID dispatch and deadlines
 // (SPEC §1, §6). Shutdown is in test_shutdown.cpp.
 
-#include "tests/unit/core/core_doctest.hpp"
+#include <doctest/doctest.h>
 
 #include "daemon/core/supervisor.hpp"
 #include "tests/unit/core/fake.hpp"
