@@ -1,0 +1,144 @@
+#pragma once
+// The control socket (SPEC §9): a Unix stream socket served from pkitd's libuv loop.
+//
+// The server knows framing, credentials and back-pressure, and nothing of the daemon:
+// each well-formed request goes to a ControlHandler, which answers through reply()
+// (now or later) and may then stream lines with send(). Requests of one connection are
+// handed over strictly one at a time, in order: the next one is not read out of the
+// connection's buffer until the current one has its reply. Lines that do not parse are
+// answered by the server itself (bad_request, unknown_command, too_large).
+//
+// Nothing here blocks the loop or throws into libuv: a slow, hostile or vanished
+// client costs only its own connection.
+
+#include <sys/types.h>
+#include <uv.h>
+
+#include <cstddef>
+#include <cstdint>
+#include <expected>
+#include <memory>
+#include <optional>
+#include <string>
+#include <unordered_map>
+#include <vector>
+
+#include "daemon/shell/uv_handle.hpp"
+#include "proto/request.hpp"
+
+namespace pkit::shell {
+
+using ConnectionId = std::uint64_t;
+
+// The daemon's side of the socket. Both calls come from the loop, never from inside
+// reply(), send() or start_stream(), so a handler may change its own bookkeeping (its
+// list of event subscribers, say) while it is being called.
+class ControlHandler {
+public:
+    virtual ~ControlHandler() = default;
+    // One parsed request. The handler must answer it exactly once with reply(), from
+    // inside this call or later; until then the connection's next request waits.
+    virtual void on_request(ConnectionId connection, proto::Request request) = 0;
+    // The connection is gone (closed by the client, a write error, or an overflowing
+    // backlog). Its id is never reused; reply() and send() on it are ignored.
+    // Not called for connections dropped by close_all() or by destroying the server.
+    virtual void on_disconnect(ConnectionId connection) = 0;
+};
+
+struct SocketOptions {
+    std::string path;
+    // control_users, resolved to uids. When any are set the socket is mode 0666 and
+    // authorisation rests on the credential check alone (SPEC §9).
+    std::vector<uid_t> allowed_uids;
+    // control_group, resolved: the socket's group (mode 0660 when no users are set),
+    // and its members, by primary or supplementary group, are served.
+    std::optional<gid_t> allowed_gid;
+    // Root and pkitd's own uid are always served. Tests turn this off to see the
+    // forbidden path while running as root.
+    bool trust_root_and_self = true;
+    // A client whose unwritten output exceeds this is disconnected rather than
+    // buffered without bound (SPEC: writes to slow readers are buffered with a bound).
+    std::size_t max_backlog_bytes = 4 * 1024 * 1024;
+};
+
+// A peer's credentials as the kernel reports them at connect time.
+struct PeerCredentials {
+    pid_t pid = 0;
+    uid_t uid = 0;
+    gid_t gid = 0;
+    std::vector<gid_t> groups;  // supplementary groups, when they could be read
+};
+
+// The credential rule of SPEC §9, pure so it can be tested for every case.
+bool is_authorized(const PeerCredentials& peer, const SocketOptions& options, uid_t self);
+
+class ControlServer {
+public:
+    // Creates the socket's directory if missing (0755) and binds a fresh socket at
+    // options.path with the mode of SPEC §9. Something already at the path: a socket
+    // nothing answers on is replaced; a socket a live process answers on, or anything
+    // that is not a socket, is an error (pkitd then exits 3). `handler` must outlive
+    // the server.
+    static std::expected<std::unique_ptr<ControlServer>, std::string> open(uv_loop_t* loop,
+                                                                           SocketOptions options,
+                                                                           ControlHandler& handler);
+
+    // Closes everything (see close_all). Must not be called from inside a handler call.
+    ~ControlServer();
+
+    ControlServer(const ControlServer&) = delete;
+    ControlServer& operator=(const ControlServer&) = delete;
+
+    // The one reply (a line from proto::ok_reply or error_reply) to the request being
+    // handled on `connection`; then that connection's next queued request is handled.
+    // Ignored when the connection is gone or has no request outstanding.
+    void reply(ConnectionId connection, std::string line);
+
+    // Sends a stream line (proto::event_line or log_line) after the reply. Returns
+    // false when the connection is gone, including when this line would push its
+    // unwritten backlog past max_backlog_bytes: the connection is then dropped.
+    bool send(ConnectionId connection, std::string line);
+
+    // Marks the connection as streaming: further input on it is read and discarded,
+    // and queued requests behind this one are dropped. Call it inside on_request
+    // (before or after reply), so no later request is picked up in between.
+    void start_stream(ConnectionId connection);
+
+    // Stops listening, closes every connection and removes the socket file. The
+    // handles finish closing on the loop's next turn. Idempotent.
+    void close_all();
+
+    std::size_t connection_count() const { return m_connections.size(); }
+    const std::string& path() const { return m_options.path; }
+
+private:
+    class Connection;
+    friend class Connection;
+
+    ControlServer(uv_loop_t* loop, SocketOptions options, ControlHandler& handler);
+
+    static void on_connection(uv_stream_t* listener, int status);
+    void accept_one();
+    Connection* find(ConnectionId id);
+    // Unregisters a closed connection; its object lives until the reap timer runs, so a
+    // method of it may still be on the stack. Notifies the handler then, if `notify`.
+    void retire(ConnectionId id, bool notify);
+    void reap();
+
+    uv_loop_t* m_loop;
+    SocketOptions m_options;
+    ControlHandler& m_handler;
+    uid_t m_self;
+    UvHandle<uv_pipe_t> m_listener;
+    bool m_listening = false;
+    ConnectionId m_next_id = 1;
+    std::unordered_map<ConnectionId, std::unique_ptr<Connection>> m_connections;
+    std::vector<std::unique_ptr<Connection>> m_retired;
+    std::vector<ConnectionId> m_gone;  // retired with notice still owed to the handler
+    Timer m_reaper;
+    // One read buffer for every connection: libuv fills it and the read callback copies
+    // out what arrived, so an idle connection holds no buffer at all.
+    std::unique_ptr<char[]> m_read_buffer;
+};
+
+}  // namespace pkit::shell

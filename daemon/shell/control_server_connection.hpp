@@ -1,0 +1,79 @@
+#pragma once
+// One client connection of the control server: NDJSON framing, one request in flight
+// at a time, bounded output, and an orderly end after a half-close. Internal to the
+// control server; the daemon only ever sees ConnectionIds.
+
+#include <cstddef>
+#include <string>
+#include <string_view>
+
+#include "daemon/shell/control_server.hpp"
+
+namespace pkit::shell {
+
+class ControlServer::Connection {
+public:
+    Connection(ControlServer& server, ConnectionId id);
+
+    Connection(const Connection&) = delete;
+    Connection& operator=(const Connection&) = delete;
+
+    // Accepts the pending connection of `listener` into this object's pipe.
+    // Returns a libuv status.
+    int accept(uv_stream_t* listener);
+    int fd() const;
+
+    // Starts reading requests from an authorised peer.
+    void serve();
+    // Answers an unauthorised peer with `line`, then closes without reading.
+    void refuse(std::string line);
+
+    void reply(std::string line);
+    bool send(std::string line);
+    void start_stream();
+
+    // Closes the connection now and retires it (the handler is told if it was served).
+    void close();
+    // Closes the connection for close_all(): nobody is told.
+    void drop();
+
+    ConnectionId id() const { return m_id; }
+    bool served() const { return m_served; }
+
+private:
+    static void on_alloc(uv_handle_t* handle, std::size_t suggested, uv_buf_t* buffer);
+    static void on_read(uv_stream_t* stream, ssize_t nread, const uv_buf_t* buffer);
+    static void on_write(uv_write_t* request, int status);
+    static void on_shutdown(uv_shutdown_t* request, int status);
+
+    void on_data(const char* data, std::size_t size);
+    void on_eof();
+    // Hands queued request lines to the handler, one at a time, until one is waiting
+    // for its reply; then decides whether to read on, stop reading, or finish.
+    void pump();
+    // The next complete line, if any; answers too_large itself.
+    bool next_line(std::string& line);
+    void handle_line(std::string_view line);
+    void update_reading();
+    // Queues `line` for writing; drops the connection when its backlog overflows.
+    bool write(std::string line);
+    // Writes what is queued, then closes: the end of a half-closed or refused client.
+    void finish();
+
+    ControlServer& m_server;
+    ConnectionId m_id;
+    UvHandle<uv_pipe_t> m_pipe;
+    std::string m_input;        // received bytes not yet handed over
+    std::size_t m_start = 0;    // where the next line begins in m_input
+    std::size_t m_scanned = 0;  // m_input before this holds no newline after m_start
+    bool m_served = false;      // authorised: requests are read and the handler told
+    bool m_reading = false;
+    bool m_busy = false;  // a request is with the handler, awaiting its reply
+    bool m_streaming = false;
+    bool m_eof = false;      // the client shut down its writing side
+    bool m_pumping = false;  // pump() is on the stack; reply() must not re-enter
+    bool m_finishing = false;
+    bool m_closed = false;
+};
+
+}  // namespace pkit::shell
