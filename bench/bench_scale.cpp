@@ -1,0 +1,297 @@
+// pkitd at scale: N `sleep 1000` services (1,000 by default).
+//   - start-up, over several fresh pkitds: from pkitd's fork until a status poll shows
+//     all N running, with the moment the socket first accepted, the first status reply
+//     and the CPU time pkitd had used by then;
+//   - memory of one more pkitd: VmRSS, Pss and Private from smaps_rollup, before any
+//     request (its services counted in /proc) and again after the status calls below,
+//     against a one-service pkitd;
+//   - status: the raw socket round trip (one connection, and a connection per call) and
+//     the wall time of `pkitctl status` and `pkitctl --json status`;
+//   - shutdown: from SIGTERM until pkitd has exited with every service stopped.
+//
+//   bench_scale --pkitd PATH [--pkitctl PATH] [--services 1000] [--rounds 3] [--calls 200]
+
+#include <sys/wait.h>
+#include <unistd.h>
+
+#include "bench/bench_util.hpp"
+
+namespace {
+
+using namespace pkit::bench;
+
+const std::string k_status = R"({"id":1,"cmd":"status"})";
+
+void write_tree(const TempDir& dir, std::size_t services) {
+    for (std::size_t i = 0; i < services; ++i) {
+        dir.write("services/" + service_name(i) + ".toml",
+                  "command = [\"/bin/sleep\", \"1000\"]\n");
+    }
+}
+
+// utime + stime of `pid` in seconds.
+double cpu_seconds(pid_t pid) {
+    std::string stat = read_text("/proc/" + std::to_string(pid) + "/stat");
+    std::size_t close = stat.rfind(')');
+    if (close == std::string::npos) {
+        return NAN;
+    }
+    std::istringstream fields(stat.substr(close + 2));
+    std::string field;
+    double ticks = 0.0;
+    // After the name: state is field 3; utime and stime are fields 14 and 15.
+    for (int i = 3; i <= 15 && fields >> field; ++i) {
+        if (i >= 14) {
+            ticks += std::strtod(field.c_str(), nullptr);
+        }
+    }
+    return ticks / static_cast<double>(::sysconf(_SC_CLK_TCK));
+}
+
+// Wall seconds of one `pkitctl --socket S [--json] status`, its output into `out_path`;
+// nullopt when it failed or printed nothing that names the first service (a pkitctl
+// that is not finished yet exits 0 without output).
+std::optional<double> time_pkitctl(const std::string& pkitctl, const std::string& socket,
+                                   bool json_output, const std::string& out_path) {
+    double begin = mono_seconds();
+    pid_t pid = ::fork();
+    if (pid == 0) {
+        int out_fd = ::open(out_path.c_str(), O_WRONLY | O_CREAT | O_TRUNC, 0644);
+        int null_fd = ::open("/dev/null", O_WRONLY);
+        ::dup2(out_fd, 1);
+        ::dup2(null_fd, 2);
+        if (json_output) {
+            ::execl(pkitctl.c_str(), "pkitctl", "--socket", socket.c_str(), "--json", "status",
+                    static_cast<char*>(nullptr));
+        } else {
+            ::execl(pkitctl.c_str(), "pkitctl", "--socket", socket.c_str(), "status",
+                    static_cast<char*>(nullptr));
+        }
+        ::_exit(127);
+    }
+    int status = 0;
+    ::waitpid(pid, &status, 0);
+    double took = mono_seconds() - begin;
+    if (!WIFEXITED(status) || WEXITSTATUS(status) != 0 ||
+        read_text(out_path).find(service_name(0)) == std::string::npos) {
+        return std::nullopt;
+    }
+    return took;
+}
+
+struct Startup {
+    double listening = NAN;    // the socket accepted a connection
+    double first_reply = NAN;  // the first status reply came back
+    double all_running = NAN;  // a status reply showed every service running
+    double cpu = NAN;          // pkitd's CPU seconds by then
+};
+
+Startup measure_startup(Pkitd& pkitd, std::size_t services) {
+    Startup s;
+    Client client;
+    if (!pkitd.start() || !pkitd.connect(client, 30.0)) {
+        return s;
+    }
+    s.listening = mono_seconds() - pkitd.started_at();
+    auto reply = client.request(k_status);
+    s.first_reply = mono_seconds() - pkitd.started_at();
+    if (reply) {
+        json parsed = json::parse(*reply, nullptr, false);
+        if (!parsed.is_discarded() && count_state(services_of(parsed), "running") >= services) {
+            s.all_running = s.first_reply;
+        }
+    }
+    if (std::isnan(s.all_running)) {
+        if (auto all = wait_running(pkitd, client, services, 30.0)) {
+            s.all_running = *all;
+        }
+    }
+    s.cpu = cpu_seconds(pkitd.pid());
+    return s;
+}
+
+// Waits until `count` processes carry the marker of `dir`, without a word to pkitd.
+bool wait_processes(const std::string& dir, std::size_t count, double timeout) {
+    double until = mono_seconds() + timeout;
+    while (mono_seconds() < until) {
+        if (marked_processes(dir).size() >= count) {
+            return true;
+        }
+        sleep_seconds(0.05);
+    }
+    return false;
+}
+
+std::string mib(long kib) {
+    return kib < 0 ? "n/a" : format_number(kib / 1024.0, 2);
+}
+
+void memory_row(const std::string& what, long kib) {
+    const double goal_kib = 8 * 1024;
+    print_row(what, mib(kib), "MiB", "< 8 MiB", format_number(kib / goal_kib, 2) + "x goal",
+              kib >= 0 && kib < goal_kib ? "meets" : "misses");
+}
+
+void time_row(const std::string& what, const std::vector<double>& seconds, double goal_ms) {
+    if (seconds.empty()) {
+        print_row(what, "n/a", "ms", "", "-", "no figure");
+        return;
+    }
+    double ms = median(seconds) * 1e3;
+    if (goal_ms <= 0) {
+        print_row(what, format_number(ms, 2), "ms", "", "", "");
+        return;
+    }
+    print_row(what, format_number(ms, 2), "ms", "< " + format_number(goal_ms, 0) + " ms",
+              format_number(ms / goal_ms, 2) + "x goal", ms < goal_ms ? "meets" : "misses");
+}
+
+}  // namespace
+
+int main(int argc, char** argv) {
+    std::string binary = arg(argc, argv, "--pkitd", "");
+    std::string pkitctl = arg(argc, argv, "--pkitctl", "");
+    auto services = static_cast<std::size_t>(arg_number(argc, argv, "--services", 1000));
+    int rounds = static_cast<int>(arg_number(argc, argv, "--rounds", 3));
+    int calls = static_cast<int>(arg_number(argc, argv, "--calls", 200));
+    if (binary.empty()) {
+        std::fprintf(stderr, "usage: bench_scale --pkitd PATH [--pkitctl PATH] [--services N]\n");
+        return 2;
+    }
+    std::string n = std::to_string(services);
+    print_header(n + " `sleep 1000` services (" + std::to_string(rounds) + " start-ups)");
+
+    // A one-service pkitd, for the memory baseline.
+    Memory base;
+    {
+        TempDir dir("pkit-bench-base");
+        write_tree(dir, 1);
+        Pkitd pkitd(binary, dir.path());
+        if (pkitd.start() && wait_processes(dir.path(), 2, 10.0)) {
+            sleep_seconds(0.5);
+            base = read_memory(pkitd.pid());
+        }
+    }
+
+    TempDir dir("pkit-bench-scale");
+    write_tree(dir, services);
+    std::vector<double> listening;
+    std::vector<double> first_reply;
+    std::vector<double> all_running;
+    std::vector<double> cpu;
+    for (int r = 0; r < rounds; ++r) {
+        Pkitd pkitd(binary, dir.path());
+        Startup s = measure_startup(pkitd, services);
+        listening.push_back(s.listening);
+        first_reply.push_back(s.first_reply);
+        if (!std::isnan(s.all_running)) {
+            all_running.push_back(s.all_running);
+            cpu.push_back(s.cpu);
+        }
+    }
+    if (all_running.empty()) {
+        print_row("start-up: all " + n + " running", "n/a", "ms", "< 1000 ms", "-",
+                  "no figure: not all services ran");
+    } else {
+        time_row("start-up: all " + n + " running", all_running, 1000.0);
+    }
+    time_row("  socket accepting (config loaded)", listening, 0);
+    time_row("  first status reply", first_reply, 0);
+    time_row("  pkitd CPU time (user+sys) by then", cpu, 0);
+
+    // One more pkitd for memory, status and shutdown.
+    Pkitd pkitd(binary, dir.path());
+    if (!pkitd.start() || !wait_processes(dir.path(), services + 1, 60.0)) {
+        print_row("memory", "n/a", "MiB", "< 8 MiB", "-", "no figure: services did not start");
+        return 0;
+    }
+    sleep_seconds(1.0);
+    Memory quiet = read_memory(pkitd.pid());
+    long fds = count_fds(pkitd.pid());
+
+    Client client;
+    std::vector<double> raw_same;
+    std::vector<double> raw_fresh;
+    std::vector<double> ctl_table;
+    std::vector<double> ctl_json;
+    std::size_t reply_bytes = 0;
+    double cpu_per_status = NAN;
+    if (pkitd.connect(client)) {
+        double cpu_before = cpu_seconds(pkitd.pid());
+        for (int i = 0; i < calls; ++i) {
+            double begin = mono_seconds();
+            auto reply = client.request(k_status);
+            raw_same.push_back(mono_seconds() - begin);
+            reply_bytes = reply ? reply->size() : 0;
+        }
+        cpu_per_status = (cpu_seconds(pkitd.pid()) - cpu_before) / calls;
+        client.close();
+    }
+    // SPEC §9: a client gets the reply to every request it sent, pipelined or not.
+    int pipelined = 0;
+    const int k_pipelined = 20;
+    if (Client batch; pkitd.connect(batch)) {
+        std::string requests;
+        for (int i = 0; i < k_pipelined; ++i) {
+            requests += k_status + "\n";
+        }
+        std::string line;
+        if (batch.send(requests)) {
+            while (pipelined < k_pipelined && batch.read_line(line)) {
+                ++pipelined;
+            }
+        }
+    }
+    for (int i = 0; i < calls / 4; ++i) {
+        Client fresh;
+        double begin = mono_seconds();
+        if (fresh.connect(pkitd.socket_path()) && fresh.request(k_status)) {
+            raw_fresh.push_back(mono_seconds() - begin);
+        }
+    }
+    bool ctl_ok = !pkitctl.empty();
+    for (int i = 0; ctl_ok && i < calls / 4; ++i) {
+        auto table = time_pkitctl(pkitctl, pkitd.socket_path(), false, dir.file("ctl.out"));
+        auto as_json = time_pkitctl(pkitctl, pkitd.socket_path(), true, dir.file("ctl.out"));
+        ctl_ok = table && as_json;
+        if (ctl_ok) {
+            ctl_table.push_back(*table);
+            ctl_json.push_back(*as_json);
+        }
+    }
+    sleep_seconds(0.5);
+    Memory busy = read_memory(pkitd.pid());
+    double took = pkitd.stop(30.0);
+
+    memory_row("VmRSS, before any request", quiet.rss_kib);
+    memory_row("Pss (smaps_rollup), before any request", quiet.pss_kib);
+    memory_row("Private (smaps_rollup), before any request", quiet.private_kib);
+    memory_row("VmRSS, after the status calls", busy.rss_kib);
+    memory_row("Private, after the status calls", busy.private_kib);
+    print_row("VmRSS / Private of a one-service pkitd",
+              mib(base.rss_kib) + "/" + mib(base.private_kib), "MiB", "(peer)", "", "");
+    if (quiet.private_kib >= 0 && base.private_kib >= 0 && services > 1) {
+        double per =
+            (quiet.private_kib - base.private_kib) * 1024.0 / static_cast<double>(services - 1);
+        print_row("  private bytes per extra service", format_number(per, 0), "B", "", "", "");
+    }
+    print_row("open fds of pkitd", std::to_string(fds), "fds", "", "", "");
+    time_row("raw status round trip, one connection", raw_same, 10.0);
+    time_row("raw status round trip, new connection", raw_fresh, 10.0);
+    time_row("  pkitd CPU time per status call", {cpu_per_status}, 0);
+    print_row("  replies to " + std::to_string(k_pipelined) + " pipelined status requests",
+              std::to_string(pipelined), "replies", "= " + std::to_string(k_pipelined), "",
+              pipelined == k_pipelined ? "meets" : "misses");
+    print_row("  status reply size", format_number(reply_bytes / 1024.0, 0), "KiB", "", "", "");
+    if (!ctl_table.empty()) {
+        time_row("pkitctl status (table)", ctl_table, 10.0);
+        time_row("pkitctl --json status", ctl_json, 10.0);
+    } else {
+        print_row("pkitctl status", "n/a", "ms", "< 10 ms", "-",
+                  pkitctl.empty() ? "no pkitctl given" : "pkitctl status printed no table yet");
+    }
+    if (!std::isnan(took)) {
+        time_row("shutdown: SIGTERM until pkitd exited", {took}, 0);
+    }
+    return 0;
+}

@@ -1,0 +1,491 @@
+#pragma once
+// What every benchmark needs, kept in one header so that each benchmark stays one .cpp:
+// a temporary configuration tree, a pkitd under test (started, reached and always
+// cleaned up), a blocking NDJSON client, /proc readings, medians and the result rows.
+//
+// Processes are found again by an environment marker: pkitd gets PKIT_BENCH_MARKER and
+// its services inherit it, so that Pkitd's destructor can kill whatever survives pkitd,
+// whatever session it moved to.
+
+#include <dirent.h>
+#include <fcntl.h>
+#include <signal.h>
+#include <sys/socket.h>
+#include <sys/un.h>
+#include <sys/wait.h>
+#include <unistd.h>
+
+#include <algorithm>
+#include <cerrno>
+#include <chrono>
+#include <cmath>
+#include <cstdio>
+#include <cstdlib>
+#include <cstring>
+#include <filesystem>
+#include <fstream>
+#include <iterator>
+#include <nlohmann/json.hpp>
+#include <optional>
+#include <sstream>
+#include <string>
+#include <string_view>
+#include <thread>
+#include <vector>
+
+namespace pkit::bench {
+
+using json = nlohmann::json;
+
+inline double mono_seconds() {
+    return std::chrono::duration<double>(std::chrono::steady_clock::now().time_since_epoch())
+        .count();
+}
+
+inline void sleep_seconds(double seconds) {
+    std::this_thread::sleep_for(std::chrono::duration<double>(seconds));
+}
+
+inline double median(std::vector<double> values) {
+    if (values.empty()) {
+        return NAN;
+    }
+    std::sort(values.begin(), values.end());
+    std::size_t mid = values.size() / 2;
+    return values.size() % 2 == 1 ? values[mid] : (values[mid - 1] + values[mid]) / 2.0;
+}
+
+// The value after `--name` on the command line, else `fallback`.
+inline std::string arg(int argc, char** argv, std::string_view name, std::string fallback) {
+    for (int i = 1; i + 1 < argc; ++i) {
+        if (name == argv[i]) {
+            return argv[i + 1];
+        }
+    }
+    return fallback;
+}
+
+inline double arg_number(int argc, char** argv, std::string_view name, double fallback) {
+    std::string text = arg(argc, argv, name, "");
+    return text.empty() ? fallback : std::strtod(text.c_str(), nullptr);
+}
+
+// --- Result rows ------------------------------------------------------------------
+
+inline std::string format_number(double value, int decimals) {
+    char buffer[64];
+    std::snprintf(buffer, sizeof buffer, "%.*f", decimals, value);
+    return buffer;
+}
+
+// One figure: `what`, its median and unit, the goal it is held against and the ratio
+// printed beside it. `verdict` is "meets", "misses" or "" (a figure without a goal).
+inline void print_row(std::string_view what, const std::string& value, std::string_view unit,
+                      std::string_view goal, const std::string& ratio, std::string_view verdict) {
+    std::printf("  %-44.*s %12s %-8.*s %-18.*s %-16s %.*s\n", static_cast<int>(what.size()),
+                what.data(), value.c_str(), static_cast<int>(unit.size()), unit.data(),
+                static_cast<int>(goal.size()), goal.data(), ratio.c_str(),
+                static_cast<int>(verdict.size()), verdict.data());
+    std::fflush(stdout);
+}
+
+inline void print_header(std::string_view title) {
+    std::printf("\n== %.*s\n", static_cast<int>(title.size()), title.data());
+    std::printf("  %-44s %12s %-8s %-18s %-16s %s\n", "figure", "median", "unit", "goal", "ratio",
+                "verdict");
+    std::fflush(stdout);
+}
+
+inline void print_note(const std::string& text) {
+    std::printf("  # %s\n", text.c_str());
+    std::fflush(stdout);
+}
+
+// --- Files ------------------------------------------------------------------------
+
+class TempDir {
+public:
+    explicit TempDir(const std::string& prefix) {
+        std::string pattern = "/tmp/" + prefix + "-XXXXXX";
+        std::vector<char> buffer(pattern.begin(), pattern.end());
+        buffer.push_back('\0');
+        if (::mkdtemp(buffer.data()) != nullptr) {
+            m_path = buffer.data();
+        }
+    }
+    ~TempDir() {
+        if (!m_path.empty()) {
+            std::error_code ignored;
+            std::filesystem::remove_all(m_path, ignored);
+        }
+    }
+    TempDir(const TempDir&) = delete;
+    TempDir& operator=(const TempDir&) = delete;
+
+    bool ok() const { return !m_path.empty(); }
+    const std::string& path() const { return m_path; }
+    std::string file(std::string_view name) const { return m_path + "/" + std::string(name); }
+
+    // Writes `text` to `name` under the directory, creating parent directories.
+    void write(std::string_view name, std::string_view text) const {
+        std::filesystem::path target = file(name);
+        std::filesystem::create_directories(target.parent_path());
+        std::ofstream out(target);
+        out << text;
+    }
+
+private:
+    std::string m_path;
+};
+
+// The number of a service in a tree of many: zero-padded so that name order is
+// numeric order.
+inline std::string service_name(std::size_t i) {
+    char buffer[32];
+    std::snprintf(buffer, sizeof buffer, "svc%04zu", i);
+    return buffer;
+}
+
+// --- /proc ------------------------------------------------------------------------
+
+inline std::string read_text(const std::string& path) {
+    std::ifstream in(path, std::ios::binary);
+    return std::string(std::istreambuf_iterator<char>(in), std::istreambuf_iterator<char>());
+}
+
+// The number after `key` (e.g. "VmRSS:") in a /proc key-value file, or -1.
+inline long proc_field(const std::string& text, std::string_view key) {
+    std::size_t at = 0;
+    while ((at = text.find(key, at)) != std::string::npos) {
+        if (at == 0 || text[at - 1] == '\n') {
+            return std::strtol(text.c_str() + at + key.size(), nullptr, 10);
+        }
+        at += key.size();
+    }
+    return -1;
+}
+
+struct Memory {
+    long rss_kib = -1;
+    long pss_kib = -1;
+    long private_kib = -1;  // Private_Clean + Private_Dirty
+};
+
+inline Memory read_memory(pid_t pid) {
+    Memory m;
+    std::string base = "/proc/" + std::to_string(pid);
+    m.rss_kib = proc_field(read_text(base + "/status"), "VmRSS:");
+    std::string rollup = read_text(base + "/smaps_rollup");
+    m.pss_kib = proc_field(rollup, "Pss:");
+    long clean = proc_field(rollup, "Private_Clean:");
+    long dirty = proc_field(rollup, "Private_Dirty:");
+    if (clean >= 0 && dirty >= 0) {
+        m.private_kib = clean + dirty;
+    }
+    return m;
+}
+
+struct Switches {
+    long voluntary = 0;
+    long nonvoluntary = 0;
+    long threads = 0;
+    long total() const { return voluntary + nonvoluntary; }
+};
+
+// Context switches summed over every thread of `pid` (a blocked thread that wakes up
+// costs one voluntary switch when it sleeps again).
+inline Switches read_switches(pid_t pid) {
+    Switches s;
+    std::string tasks = "/proc/" + std::to_string(pid) + "/task";
+    std::error_code error;
+    for (const auto& entry : std::filesystem::directory_iterator(tasks, error)) {
+        std::string text = read_text(entry.path().string() + "/status");
+        long v = proc_field(text, "voluntary_ctxt_switches:");
+        long n = proc_field(text, "nonvoluntary_ctxt_switches:");
+        if (v >= 0 && n >= 0) {
+            s.voluntary += v;
+            s.nonvoluntary += n;
+            ++s.threads;
+        }
+    }
+    return s;
+}
+
+inline long count_fds(pid_t pid) {
+    long n = 0;
+    std::error_code error;
+    for (auto it =
+             std::filesystem::directory_iterator("/proc/" + std::to_string(pid) + "/fd", error);
+         !error && it != std::filesystem::directory_iterator(); it.increment(error)) {
+        ++n;
+    }
+    return n;
+}
+
+// PIDs whose environment holds `marker` (PKIT_BENCH_MARKER=...).
+inline std::vector<pid_t> marked_processes(const std::string& marker) {
+    std::vector<pid_t> found;
+    std::string needle = "PKIT_BENCH_MARKER=" + marker;
+    std::error_code error;
+    for (const auto& entry : std::filesystem::directory_iterator("/proc", error)) {
+        std::string name = entry.path().filename().string();
+        if (name.empty() || name.find_first_not_of("0123456789") != std::string::npos) {
+            continue;
+        }
+        std::string env = read_text(entry.path().string() + "/environ");
+        std::size_t at = env.find(needle);
+        // The whole entry, not a prefix of a longer marker.
+        if (at != std::string::npos &&
+            (at + needle.size() == env.size() || env[at + needle.size()] == '\0')) {
+            found.push_back(static_cast<pid_t>(std::stol(name)));
+        }
+    }
+    return found;
+}
+
+// --- The control socket -----------------------------------------------------------
+
+// A blocking NDJSON client on one connection.
+class Client {
+public:
+    Client() = default;
+    ~Client() { close(); }
+    Client(const Client&) = delete;
+    Client& operator=(const Client&) = delete;
+
+    bool connect(const std::string& path) {
+        close();
+        m_fd = ::socket(AF_UNIX, SOCK_STREAM | SOCK_CLOEXEC, 0);
+        if (m_fd < 0) {
+            return false;
+        }
+        sockaddr_un address{};
+        address.sun_family = AF_UNIX;
+        std::snprintf(address.sun_path, sizeof address.sun_path, "%s", path.c_str());
+        if (::connect(m_fd, reinterpret_cast<sockaddr*>(&address), sizeof address) != 0) {
+            close();
+            return false;
+        }
+        return true;
+    }
+
+    void close() {
+        if (m_fd >= 0) {
+            ::close(m_fd);
+        }
+        m_fd = -1;
+        m_buffer.clear();
+        m_start = 0;
+    }
+
+    bool send(std::string_view data) {
+        while (!data.empty()) {
+            ssize_t n = ::write(m_fd, data.data(), data.size());
+            if (n < 0 && errno == EINTR) {
+                continue;
+            }
+            if (n <= 0) {
+                return false;
+            }
+            data.remove_prefix(static_cast<std::size_t>(n));
+        }
+        return true;
+    }
+
+    // The next line without its newline; false at end of stream or on an error.
+    bool read_line(std::string& line) {
+        for (;;) {
+            std::size_t newline = m_buffer.find('\n', m_start);
+            if (newline != std::string::npos) {
+                line.assign(m_buffer, m_start, newline - m_start);
+                m_start = newline + 1;
+                if (m_start == m_buffer.size()) {
+                    m_buffer.clear();
+                    m_start = 0;
+                }
+                return true;
+            }
+            if (m_start > 0) {
+                m_buffer.erase(0, m_start);
+                m_start = 0;
+            }
+            char chunk[64 * 1024];
+            ssize_t n = ::read(m_fd, chunk, sizeof chunk);
+            if (n < 0 && errno == EINTR) {
+                continue;
+            }
+            if (n <= 0) {
+                return false;
+            }
+            m_buffer.append(chunk, static_cast<std::size_t>(n));
+        }
+    }
+
+    // Sends one request line (newline added) and reads its reply line.
+    std::optional<std::string> request(std::string_view line) {
+        std::string out(line);
+        out.push_back('\n');
+        std::string reply;
+        if (!send(out) || !read_line(reply)) {
+            return std::nullopt;
+        }
+        return reply;
+    }
+
+    // A request whose reply is parsed; null on any failure.
+    json request_json(std::string_view line) {
+        auto reply = request(line);
+        if (!reply) {
+            return nullptr;
+        }
+        json parsed = json::parse(*reply, nullptr, false);
+        return parsed.is_discarded() ? json(nullptr) : parsed;
+    }
+
+private:
+    int m_fd = -1;
+    std::string m_buffer;
+    std::size_t m_start = 0;
+};
+
+// --- pkitd under test -------------------------------------------------------------
+
+class Pkitd {
+public:
+    // pkitd reads `config_dir` and listens on config_dir/pkitd.sock; its stderr (the
+    // event log, one line an event) goes to `log_path`.
+    Pkitd(std::string binary, std::string config_dir, std::string log_path = "/dev/null")
+        : m_binary(std::move(binary)),
+          m_config(std::move(config_dir)),
+          m_socket(m_config + "/pkitd.sock"),
+          m_log(std::move(log_path)) {}
+    ~Pkitd() { stop(); }
+    Pkitd(const Pkitd&) = delete;
+    Pkitd& operator=(const Pkitd&) = delete;
+
+    // Forks and execs pkitd; `started_at()` is the clock just before the fork.
+    bool start() {
+        int null_fd = ::open("/dev/null", O_RDWR | O_CLOEXEC);
+        int log_fd = ::open(m_log.c_str(), O_WRONLY | O_CREAT | O_TRUNC | O_CLOEXEC, 0644);
+        std::string marker = "PKIT_BENCH_MARKER=" + m_config;
+        m_started_at = mono_seconds();
+        m_pid = ::fork();
+        if (m_pid == 0) {
+            ::setpgid(0, 0);
+            ::dup2(null_fd, 0);
+            ::dup2(null_fd, 1);
+            ::dup2(log_fd, 2);
+            ::putenv(marker.data());
+            ::execl(m_binary.c_str(), m_binary.c_str(), "--config", m_config.c_str(), "--socket",
+                    m_socket.c_str(), static_cast<char*>(nullptr));
+            ::_exit(127);
+        }
+        ::close(null_fd);
+        ::close(log_fd);
+        return m_pid > 0;
+    }
+
+    // Connects `client` as soon as pkitd listens; false after `timeout` seconds.
+    bool connect(Client& client, double timeout = 10.0) {
+        double until = mono_seconds() + timeout;
+        while (mono_seconds() < until) {
+            if (client.connect(m_socket)) {
+                return true;
+            }
+            if (!alive()) {
+                return false;
+            }
+            sleep_seconds(0.0005);
+        }
+        return false;
+    }
+
+    bool alive() {
+        if (m_pid <= 0) {
+            return false;
+        }
+        int status = 0;
+        if (::waitpid(m_pid, &status, WNOHANG) == m_pid) {
+            m_pid = -1;
+            return false;
+        }
+        return true;
+    }
+
+    // SIGTERM (a graceful shutdown), SIGKILL after `grace` seconds; then SIGKILL for
+    // anything that still carries the marker. Returns the seconds pkitd took to exit.
+    double stop(double grace = 10.0) {
+        double took = NAN;
+        if (m_pid > 0) {
+            double begin = mono_seconds();
+            ::kill(m_pid, SIGTERM);
+            int status = 0;
+            while (mono_seconds() - begin < grace) {
+                if (::waitpid(m_pid, &status, WNOHANG) == m_pid) {
+                    took = mono_seconds() - begin;
+                    m_pid = -1;
+                    break;
+                }
+                sleep_seconds(0.001);
+            }
+            if (m_pid > 0) {
+                ::kill(-m_pid, SIGKILL);
+                ::waitpid(m_pid, &status, 0);
+                m_pid = -1;
+            }
+        }
+        for (pid_t left : marked_processes(m_config)) {
+            ::kill(-left, SIGKILL);
+            ::kill(left, SIGKILL);
+        }
+        return took;
+    }
+
+    pid_t pid() const { return m_pid; }
+    double started_at() const { return m_started_at; }
+    const std::string& socket_path() const { return m_socket; }
+
+private:
+    std::string m_binary;
+    std::string m_config;
+    std::string m_socket;
+    std::string m_log;
+    pid_t m_pid = -1;
+    double m_started_at = 0.0;
+};
+
+// The services of a status reply, or an empty array.
+inline json services_of(const json& reply) {
+    if (reply.is_object() && reply.value("ok", false) && reply.contains("result") &&
+        reply["result"].contains("services")) {
+        return reply["result"]["services"];
+    }
+    return json::array();
+}
+
+inline std::size_t count_state(const json& services, std::string_view state) {
+    std::size_t n = 0;
+    for (const auto& s : services) {
+        if (s.value("state", "") == state) {
+            ++n;
+        }
+    }
+    return n;
+}
+
+// Polls status until `count` services are running; the seconds since pkitd's fork, or
+// nullopt after `timeout`.
+inline std::optional<double> wait_running(Pkitd& pkitd, Client& client, std::size_t count,
+                                          double timeout) {
+    double until = mono_seconds() + timeout;
+    while (mono_seconds() < until) {
+        json services = services_of(client.request_json(R"({"id":1,"cmd":"status"})"));
+        if (count_state(services, "running") >= count) {
+            return mono_seconds() - pkitd.started_at();
+        }
+        sleep_seconds(0.002);
+    }
+    return std::nullopt;
+}
+
+}  // namespace pkit::bench
