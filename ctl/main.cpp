@@ -1,1 +1,54 @@
-int main() { return 0; }
+// pkitctl: steer a running pkitd over its control socket (SPEC §10). This file only
+// declares the command line and maps errors to exit statuses; the subcommands live in
+// their own files.
+
+#include <iostream>
+
+#include "ctl/commands.hpp"
+
+using namespace pkit::ctl;
+
+int main(int argc, char** argv) {
+    CLI::App app{"pkitctl: see and steer the services of a running pkitd", "pkitctl"};
+    GlobalOptions global;
+    app.add_option("--socket", global.socket,
+                   "control socket (default: $PKIT_SOCKET, else /run/pkit/pkitd.sock)");
+    app.add_flag("--json", global.json, "print the protocol's result as JSON");
+    app.add_option("--timeout", global.timeout, "seconds to wait for a reply")
+        ->check(CLI::PositiveNumber)
+        ->capture_default_str();
+    app.set_version_flag("--version", PKIT_VERSION);
+    app.require_subcommand(1);
+    app.fallthrough();  // global options are also accepted after the command
+
+    std::vector<Subcommand> commands{add_status(app, global)};
+    for (auto& command : add_control(app, global)) {
+        commands.push_back(std::move(command));
+    }
+    for (auto add :
+         {add_signal, add_logs, add_events, add_explain, add_reload, add_shutdown, add_check}) {
+        commands.push_back(add(app, global));
+    }
+
+    try {
+        app.parse(argc, argv);
+    } catch (const CLI::ParseError& error) {
+        // --help and --version are "errors" with status 0; real usage errors are 2.
+        return app.exit(error) == 0 ? k_exit_ok : k_exit_usage;
+    }
+    try {
+        for (const auto& command : commands) {
+            if (command.app->parsed()) {
+                return command.run();
+            }
+        }
+        return k_exit_usage;
+    } catch (const CtlError& error) {
+        std::cerr << "pkitctl: " << error.what() << "\n";
+        return error.status();
+    } catch (const std::exception& error) {
+        // A reply that parsed as JSON but not as the objects it should hold.
+        std::cerr << "pkitctl: unexpected reply from pkitd: " << error.what() << "\n";
+        return k_exit_unreachable;
+    }
+}

@@ -1,0 +1,55 @@
+#pragma once
+// pkitctl's blocking client: connect, send one request line, read reply lines.
+// Dumb on purpose (DESIGN: no event loop, no policy): every wait has a deadline
+// except the reading of a stream the user asked to follow.
+
+#include <chrono>
+#include <optional>
+#include <string>
+
+#include "proto/protocol.hpp"
+
+namespace pkit::ctl {
+
+class Client {
+public:
+    // Connects to the socket at `path`, waiting at most `timeout`. Throws CtlError(4)
+    // "cannot connect to PATH: REASON — is pkitd running?".
+    Client(std::string path, std::chrono::milliseconds timeout);
+    ~Client();
+    Client(const Client&) = delete;
+    Client& operator=(const Client&) = delete;
+
+    // Sends the request's line. Throws CtlError(4) if pkitd has gone.
+    void send(const proto::Request& request);
+
+    // The next line from pkitd, parsed. Waits until `deadline` when given (then throws
+    // CtlError(4) "no reply from PATH within Ns"), forever otherwise. Returns nullopt
+    // when pkitd closed the connection, or when interrupted() became true.
+    std::optional<proto::Reply> read(std::optional<std::chrono::steady_clock::time_point> deadline);
+
+    // The first reply to a request just sent, within the connect timeout. Throws
+    // CtlError(4) on no reply or a closed connection.
+    proto::Reply read_reply();
+
+    const std::string& path() const { return m_path; }
+
+private:
+    // One line from the socket; nullopt on EOF or interruption.
+    std::optional<std::string> read_line(
+        std::optional<std::chrono::steady_clock::time_point> deadline);
+
+    std::string m_path;
+    std::chrono::milliseconds m_timeout;
+    int m_fd = -1;
+    std::string m_buffer;
+};
+
+// SIGINT and SIGTERM end a followed stream cleanly (exit 0) instead of killing pkitctl.
+void catch_interrupts();
+bool interrupted();
+
+// "10s", "2.5s": a timeout as the messages show it.
+std::string seconds_text(std::chrono::milliseconds timeout);
+
+}  // namespace pkit::ctl

@@ -1,0 +1,50 @@
+#include "ctl/common.hpp"
+
+#include <chrono>
+#include <cstdlib>
+#include <iostream>
+
+#include "ctl/client.hpp"
+
+namespace pkit::ctl {
+
+std::string socket_path(const GlobalOptions& global) {
+    if (!global.socket.empty()) {
+        return global.socket;
+    }
+    if (const char* env = std::getenv("PKIT_SOCKET"); env != nullptr && *env != '\0') {
+        return env;
+    }
+    return "/run/pkit/pkitd.sock";
+}
+
+std::chrono::milliseconds timeout_of(const GlobalOptions& global) {
+    return std::chrono::milliseconds(static_cast<long long>(global.timeout * 1000));
+}
+
+proto::json call(const GlobalOptions& global, const proto::Request& request) {
+    Client client(socket_path(global), timeout_of(global));
+    client.send(request);
+    return result_of(client.read_reply(), client.path());
+}
+
+proto::json result_of(proto::Reply reply, const std::string& path) {
+    if (reply.kind == proto::Reply::Kind::error) {
+        throw CtlError(k_exit_daemon_error, std::string(proto::to_string(reply.error.code)) + ": " +
+                                                reply.error.message);
+    }
+    if (reply.kind != proto::Reply::Kind::result) {
+        throw CtlError(k_exit_unreachable, "unexpected stream line from " + path);
+    }
+    return std::move(reply.body);
+}
+
+void print_json(const proto::json& value) {
+    std::cout << proto::to_line(value) << std::flush;
+}
+
+std::vector<proto::ServiceStatus> services_of(const proto::json& result) {
+    return result.at("services").get<std::vector<proto::ServiceStatus>>();
+}
+
+}  // namespace pkit::ctl

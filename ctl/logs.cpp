@@ -1,0 +1,93 @@
+// pkitctl logs NAME [-n LINES] [--previous] [-f] [--stream stdout|stderr]: a service's
+// captured output, one line of text a line; with --follow, then its new lines until
+// interrupted or until pkitd goes away.
+
+#include <iostream>
+#include <memory>
+
+#include "ctl/client.hpp"
+#include "ctl/commands.hpp"
+
+namespace pkit::ctl {
+namespace {
+
+struct LogsOptions {
+    std::string name;
+    int lines = 100;
+    bool previous = false;
+    bool follow = false;
+    std::string stream;  // empty: both
+};
+
+// Whether a line passes the --stream filter (applied here: the protocol has none).
+bool wanted(const LogsOptions& options, const proto::json& line) {
+    return options.stream.empty() || line.value("stream", "") == options.stream;
+}
+
+void print_line(const GlobalOptions& global, const proto::json& line) {
+    if (global.json) {
+        print_json(line);
+    } else {
+        std::cout << line.value("text", "") << "\n";
+    }
+}
+
+int run_logs(const GlobalOptions& global, const LogsOptions& options) {
+    if (options.follow) {
+        catch_interrupts();
+    }
+    Client client(socket_path(global), timeout_of(global));
+    client.send(proto::Request{.cmd = proto::Command::logs,
+                               .service = options.name,
+                               .lines = options.lines,
+                               .previous = options.previous,
+                               .follow = options.follow});
+    auto result = result_of(client.read_reply(), client.path());
+    auto lines = result.value("lines", proto::json::array());
+    if (global.json) {
+        proto::json kept = proto::json::array();
+        for (auto& line : lines) {
+            if (wanted(options, line)) {
+                kept.push_back(std::move(line));
+            }
+        }
+        result["lines"] = std::move(kept);
+        print_json(result);
+    } else {
+        for (const auto& line : lines) {
+            if (wanted(options, line)) {
+                print_line(global, line);
+            }
+        }
+    }
+    std::cout << std::flush;
+    while (options.follow) {
+        auto next = client.read(std::nullopt);
+        if (!next) {
+            break;  // interrupted, or pkitd closed the stream (it is shutting down)
+        }
+        if (next->kind == proto::Reply::Kind::line && wanted(options, next->body)) {
+            print_line(global, next->body);
+            std::cout << std::flush;
+        }
+    }
+    return k_exit_ok;
+}
+
+}  // namespace
+
+Subcommand add_logs(CLI::App& app, const GlobalOptions& global) {
+    auto options = std::make_shared<LogsOptions>();
+    auto* command = app.add_subcommand("logs", "show a service's captured output");
+    command->add_option("NAME", options->name, "the service")->required();
+    command->add_option("-n,--lines", options->lines, "the last LINES lines")
+        ->check(CLI::Range(0, 1 << 30))
+        ->capture_default_str();
+    command->add_flag("--previous", options->previous, "the run before the latest");
+    command->add_flag("-f,--follow", options->follow, "then print new lines as they come");
+    command->add_option("--stream", options->stream, "only this stream")
+        ->check(CLI::IsMember({"stdout", "stderr"}));
+    return {command, [&global, options] { return run_logs(global, *options); }};
+}
+
+}  // namespace pkit::ctl

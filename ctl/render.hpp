@@ -1,0 +1,34 @@
+#pragma once
+// Human output of status rows: the table and the tree of SPEC §10. Pure functions of
+// their input, so the layout does not depend on where pkitctl runs; colour is decided
+// once, by the caller, with use_color().
+
+#include <optional>
+#include <string>
+#include <vector>
+
+#include "proto/status.hpp"
+
+namespace pkit::ctl {
+
+// Colours only on a terminal, and never with NO_COLOR set (to anything non-empty).
+bool use_color();
+
+// NAME, [GROUP,] STATE, PID, UPTIME, RESTARTS, LAST EXIT, HEALTH; one row a service
+// in the given order, columns aligned. GROUP appears when any service has a group.
+std::string render_table(const std::vector<proto::ServiceStatus>& services, bool color);
+
+// In the given (start) order: a service in no group as a row of its own; a group as a
+// line "NAME/" where its first member comes, with all its members indented below it.
+std::string render_tree(const std::vector<proto::ServiceStatus>& services, bool color);
+
+// "3m12s" for an uptime, "-" for none.
+std::string uptime_text(std::optional<double> seconds);
+
+// "exit 1", "SIGKILL", "SIGKILL (liveness)", "launch failed: not_found", or "-".
+std::string last_exit_text(const proto::ServiceStatus& status);
+
+// "healthy", "unhealthy", "unknown", or "-" without a liveness probe.
+std::string health_text(const proto::ServiceStatus& status);
+
+}  // namespace pkit::ctl

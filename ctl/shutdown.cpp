@@ -1,0 +1,28 @@
+// pkitctl shutdown: pkitd stops every service in reverse dependency order and exits.
+// The reply comes before the shutdown, so this returns at once.
+
+#include <iostream>
+
+#include "ctl/commands.hpp"
+
+namespace pkit::ctl {
+namespace {
+
+int run_shutdown(const GlobalOptions& global) {
+    auto result = call(global, proto::Request{.cmd = proto::Command::shutdown});
+    if (global.json) {
+        print_json(result);
+    } else {
+        std::cout << "pkitd is shutting down\n";
+    }
+    return k_exit_ok;
+}
+
+}  // namespace
+
+Subcommand add_shutdown(CLI::App& app, const GlobalOptions& global) {
+    auto* command = app.add_subcommand("shutdown", "stop every service, then pkitd");
+    return {command, [&global] { return run_shutdown(global); }};
+}
+
+}  // namespace pkit::ctl

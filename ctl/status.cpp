@@ -1,0 +1,51 @@
+// pkitctl status [--tree] [NAME...]: the status table (or tree, or the protocol's
+// result with --json). Exit 3 when a service named on the command line is not running,
+// so `pkitctl status web && ...` works as a readiness check.
+
+#include <iostream>
+#include <memory>
+
+#include "ctl/commands.hpp"
+#include "ctl/render.hpp"
+
+namespace pkit::ctl {
+namespace {
+
+struct StatusOptions {
+    std::vector<std::string> names;
+    bool tree = false;
+};
+
+int run_status(const GlobalOptions& global, const StatusOptions& options) {
+    proto::Request request{.cmd = proto::Command::status, .services = options.names};
+    auto result = call(global, request);
+    auto services = result.at("services").get<std::vector<proto::ServiceStatus>>();
+    if (global.json) {
+        print_json(result);
+    } else if (options.tree) {
+        std::cout << render_tree(services, use_color());
+    } else {
+        std::cout << render_table(services, use_color());
+    }
+    if (!options.names.empty()) {
+        for (const auto& status : services) {
+            if (status.state != "running") {
+                return k_exit_not_running;
+            }
+        }
+    }
+    return k_exit_ok;
+}
+
+}  // namespace
+
+Subcommand add_status(CLI::App& app, const GlobalOptions& global) {
+    auto options = std::make_shared<StatusOptions>();
+    auto* command = app.add_subcommand("status", "show the services' state");
+    command->add_flag("--tree", options->tree, "draw groups and their members");
+    command->add_option("NAME", options->names,
+                        "only these services (exit 3 if one is not running)");
+    return {command, [&global, options] { return run_status(global, *options); }};
+}
+
+}  // namespace pkit::ctl
