@@ -14,12 +14,11 @@ struct Unsupported {
 
 // When a feature lands, delete its line here (and its mark in man/pkit.toml.5).
 constexpr Unsupported k_unsupported[] = {
-    {FileKind::service, "health"},       {FileKind::service, "ready"},
-    {FileKind::service, "storm"},        {FileKind::service, "stop_when"},
-    {FileKind::service, "give_up_when"}, {FileKind::service, "escalate"},
-    {FileKind::daemon, "storm"},         {FileKind::daemon, "root"},
-    {FileKind::daemon, "groups"},        {FileKind::daemon, "control_users"},
-    {FileKind::daemon, "control_group"},
+    {FileKind::service, "health"},
+    {FileKind::service, "ready"},
+    {FileKind::service, "escalate"},
+    {FileKind::daemon, "root"},
+    {FileKind::daemon, "groups"},
 };
 
 }  // namespace

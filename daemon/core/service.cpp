@@ -290,7 +290,7 @@ void Service::on_exit(std::uint64_t run, int wait_status, Now now, Actions& out,
             CleanupGroupAction{m_index, pgid, m_spec.stop.signal, m_spec.stop.timeout});
     }
 
-    if (m_state == State::stopping && m_killing == KilledBy::operator_) {
+    if ((m_state == State::stopping && m_killing == KilledBy::operator_) || m_no_restarts) {
         // Stopped on request: never a crash, no gates.
         if (m_after_stop == AfterStop::relaunch && m_desired_up) {
             m_state = State::waiting;

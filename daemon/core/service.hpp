@@ -61,6 +61,9 @@ public:
     // The daemon-wide storm guard holds a pending automatic restart until `until`
     // (state storm_pause). Does nothing unless a restart is pending.
     void hold_until(TimePoint until);
+    // pkitd is shutting down: a run that ends from now on is never restarted and never
+    // judged by the gates (SPEC §3: such a run is neither clean nor a crash).
+    void forbid_restarts() { m_no_restarts = true; }
     // SIGKILL the current run's group now (shutdown deadline).
     void kill_now(Actions& out);
     void record_output(std::uint64_t run, Stream stream, std::string_view text, double wall);
@@ -169,6 +172,7 @@ private:
     std::uint64_t m_crashes = 0;
     bool m_restart_pending = false;
     bool m_held_by_daemon = false;
+    bool m_no_restarts = false;
     int m_storm_pauses = 0;
     int m_liveness_kills = 0;
     std::optional<StopReason> m_stopped;

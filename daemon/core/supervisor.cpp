@@ -228,6 +228,9 @@ void Supervisor::shutdown(Now now) {
         return;
     }
     m_shutting_down = true;
+    for (auto& s : m_services) {
+        s->forbid_restarts();
+    }
     if (m_daemon.shutdown_timeout > Duration::zero()) {
         m_shutdown_deadline = now.mono + m_daemon.shutdown_timeout;
     }

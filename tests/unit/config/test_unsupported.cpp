@@ -51,15 +51,9 @@ TEST_CASE("unsupported keys are refused only with reject_unsupported") {
     CHECK(tree.errors().empty());
     CHECK(tree.errors(rejecting()) ==
           Errors{
-              "pkitd.toml:1:1: error: \"control_users\" is not supported yet",
-              "pkitd.toml:2:1: error: \"control_group\" is not supported yet",
-              "pkitd.toml:3:1: error: \"[storm]\" is not supported yet",
               "pkitd.toml:5:1: error: \"[root]\" is not supported yet",
               "pkitd.toml:7:1: error: \"[groups]\" is not supported yet",
               "services/web.toml:2:1: error: \"escalate\" is not supported yet",
-              "services/web.toml:3:1: error: \"[storm]\" is not supported yet",
-              "services/web.toml:5:1: error: \"[stop_when]\" is not supported yet",
-              "services/web.toml:7:1: error: \"[give_up_when]\" is not supported yet",
               "services/web.toml:9:1: error: \"[health]\" is not supported yet",
               "services/web.toml:12:1: error: \"[ready]\" is not supported yet",
           });

@@ -82,13 +82,16 @@ TEST_CASE("a crash during shutdown is not restarted") {
     sup.on_exit(101, exited(1), at(10.1));
     auto crash = sup.take_actions();
     CHECK(only<SpawnAction>(crash).empty());
+    // Neither clean nor a crash: no gates, no `restarting`, no restart counted.
+    CHECK(describe(crash.back()) == "stopped db r1");
+    CHECK(sup.service(1).state() == State::stopped);
+    CHECK(sup.service(1).restarts() == 0);
     sup.on_time(at(11));
     CHECK(only<SpawnAction>(sup.take_actions()).empty());
     sup.on_exit(100, killed(SIGTERM), at(11.5));
     auto after_api = sup.take_actions();
     CHECK(only<SpawnAction>(after_api).empty());
-    CHECK(describe(after_api.back()) == "stopped db r1");
-    CHECK(sup.service(1).state() == State::stopped);
+    CHECK(describe(after_api.back()) == "stopped api r1");
     sup.on_exit(102, killed(SIGTERM), at(12));
     CHECK(describe(sup.take_actions().back()) == "exit 0");
 }
