@@ -9,7 +9,6 @@
 
 #include <cerrno>
 #include <cstring>
-#include <filesystem>
 
 namespace pkit::shell {
 
@@ -57,6 +56,22 @@ std::optional<ucred> take_control(msghdr& header) {
     return credentials;
 }
 
+// Creates the missing directories above `path` with exactly mode 0755, whatever
+// pkitd's umask: never writable by others (nobody can swap the socket), always
+// searchable (a run that dropped to another user must reach it).
+std::expected<void, std::string> make_parents(const std::string& path) {
+    for (auto slash = path.find('/', 1); slash != std::string::npos;
+         slash = path.find('/', slash + 1)) {
+        std::string directory = path.substr(0, slash);
+        if (mkdir(directory.c_str(), 0755) == 0) {
+            chmod(directory.c_str(), 0755);
+        } else if (errno != EEXIST) {
+            return std::unexpected("cannot create " + directory + ": " + std::strerror(errno));
+        }
+    }
+    return {};
+}
+
 }  // namespace
 
 std::expected<std::unique_ptr<NotifySocket>, std::string> NotifySocket::open(
@@ -68,14 +83,8 @@ std::expected<std::unique_ptr<NotifySocket>, std::string> NotifySocket::open(
     }
     std::memcpy(address.sun_path, path.c_str(), path.size() + 1);
 
-    std::filesystem::path parent = std::filesystem::path(path).parent_path();
-    if (!parent.empty()) {
-        std::error_code error;
-        std::filesystem::create_directories(parent, error);
-        if (error) {
-            return std::unexpected("notify socket " + path + ": cannot create " + parent.string() +
-                                   ": " + error.message());
-        }
+    if (auto made = make_parents(path); !made) {
+        return std::unexpected("notify socket " + path + ": " + made.error());
     }
     if (unlink(path.c_str()) != 0 && errno != ENOENT) {
         return std::unexpected(failure(path, "cannot replace the old file", errno));

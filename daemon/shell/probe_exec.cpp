@@ -79,7 +79,6 @@ public:
           m_stdout(scratch()),
           m_stderr(scratch()) {
         m_spec.command = request.probe->argv;
-        m_spec.rlimits.clear();  // the run's limits are for the service, not its probe
     }
 
     // A probe still running when its attempt ends (timed out, cancelled, runner gone)

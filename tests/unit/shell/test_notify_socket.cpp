@@ -125,14 +125,18 @@ TEST_CASE("notify: messages from a process of the run's group are delivered") {
     TestLoop loop;
     TempDir dir;
     std::string path = dir.path() + "/notify/run-1.sock";  // parent created on demand
+    mode_t saved_umask = umask(077);                       // the directory gets 0755 all the same
     {
         Collector collector(loop, path);
+        umask(saved_umask);
         CHECK(collector.socket->path() == path);
         struct stat info {};
         REQUIRE(stat(path.c_str(), &info) == 0);
         CHECK(S_ISSOCK(info.st_mode));
         CHECK((info.st_mode & 0777) == 0600);
         CHECK(info.st_uid == geteuid());
+        REQUIRE(stat((dir.path() + "/notify").c_str(), &info) == 0);
+        CHECK((info.st_mode & 0777) == 0755);
 
         pid_t ready = fork_sender(path, "READY=1\nSTATUS=up", true);
         collector.socket->set_run_pgid(ready);
