@@ -117,7 +117,7 @@ std::expected<std::unique_ptr<NotifySocket>, std::string> NotifySocket::open(
     }
 
     std::unique_ptr<NotifySocket> socket(
-        new NotifySocket(loop, std::move(path), std::move(callback), fd));
+        new NotifySocket(std::move(path), std::move(callback), fd));
     int rc = socket->m_poll.init(uv_poll_init, loop, fd);
     if (rc == 0) {
         rc = uv_poll_start(socket->m_poll.get(), UV_READABLE, &NotifySocket::on_readable);
@@ -128,7 +128,7 @@ std::expected<std::unique_ptr<NotifySocket>, std::string> NotifySocket::open(
     return socket;
 }
 
-NotifySocket::NotifySocket(uv_loop_t*, std::string path, Callback callback, int fd)
+NotifySocket::NotifySocket(std::string path, Callback callback, int fd)
     : m_path(std::move(path)), m_callback(std::move(callback)), m_fd(fd), m_poll(this) {}
 
 NotifySocket::~NotifySocket() {

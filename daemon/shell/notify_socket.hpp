@@ -76,7 +76,7 @@ public:
     std::uint64_t ignored() const { return m_ignored; }
 
 private:
-    NotifySocket(uv_loop_t* loop, std::string path, Callback callback, int fd);
+    NotifySocket(std::string path, Callback callback, int fd);
 
     static void on_readable(uv_poll_t* handle, int status, int events);
     // Reads one datagram; false when there is none left (or the socket failed).

@@ -8,8 +8,8 @@
 // instead: the probe sees the same as writing to /dev/null.
 
 #include <sys/wait.h>
-
 #include <unistd.h>
+
 #include <csignal>
 #include <cstring>
 
