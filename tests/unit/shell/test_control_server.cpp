@@ -85,6 +85,18 @@ TEST_CASE("a bad request is answered and the connection stays open") {
     CHECK(f.handler.requests == 1);
 }
 
+TEST_CASE("a handler that throws still answers the request, and the connection goes on") {
+    Fixture f;
+    RawClient client(f.loop, f.path);
+    REQUIRE(
+        client.write("{\"id\":1,\"cmd\":\"explain\",\"service\":\"x\"}\n"
+                     "{\"id\":2,\"cmd\":\"ping\"}\n"));
+    auto failed = parse_line(*client.read_line());
+    CHECK(failed["id"] == 1);
+    CHECK(failed["ok"] == false);
+    CHECK(parse_line(*client.read_line())["id"] == 2);
+}
+
 TEST_CASE("a line over 1 MiB is answered too_large and the connection closed") {
     Fixture f;
     RawClient client(f.loop, f.path);

@@ -6,6 +6,7 @@
 
 #include <cerrno>
 #include <cstring>
+#include <stdexcept>
 
 #include "proto/reply.hpp"
 
@@ -17,6 +18,8 @@ void FakeHandler::on_request(ConnectionId connection, proto::Request request) {
         case proto::Command::status:
             held.push_back(connection);
             return;
+        case proto::Command::explain:
+            throw std::runtime_error("a handler bug");
         case proto::Command::events:
             server->start_stream(connection);
             streams.push_back(connection);
