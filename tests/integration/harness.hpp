@@ -9,7 +9,9 @@
 //   wait_status(client, "web", state_is("failed"), 5s, "supervision ends");
 //   CHECK(pkitd.stop() == 0);
 //
-// Cases are independent (own dir, own socket), so ctest runs them in parallel.
+// Cases are independent (own dir, own socket), so ctest runs them in parallel. Case
+// names must not contain ";": doctest_discover_tests would split them into two
+// entries that each match no case and pass without running anything.
 
 #include "tests/integration/harness_client.hpp"
 #include "tests/integration/harness_daemon.hpp"

@@ -54,7 +54,8 @@ Client::Client(Client&& other) noexcept
       m_buffer(std::move(other.m_buffer)),
       m_queued(std::move(other.m_queued)),
       m_eof(other.m_eof),
-      m_next_id(other.m_next_id) {
+      m_next_id(other.m_next_id),
+      m_send_error(std::move(other.m_send_error)) {
     other.m_fd = -1;
 }
 
@@ -66,7 +67,7 @@ std::optional<Client> Client::try_connect(const std::string& socket_path) {
     }
 }
 
-void Client::send_raw(const std::string& bytes) {
+bool Client::try_send_raw(const std::string& bytes) {
     std::size_t sent = 0;
     while (sent < bytes.size()) {
         const ssize_t n = ::send(m_fd, bytes.data() + sent, bytes.size() - sent, MSG_NOSIGNAL);
@@ -74,9 +75,17 @@ void Client::send_raw(const std::string& bytes) {
             continue;
         }
         if (n <= 0) {
-            FAIL("send to pkitd failed: " << std::strerror(errno));
+            m_send_error = std::strerror(errno);
+            return false;
         }
         sent += static_cast<std::size_t>(n);
+    }
+    return true;
+}
+
+void Client::send_raw(const std::string& bytes) {
+    if (!try_send_raw(bytes)) {
+        FAIL("send to pkitd failed: " << m_send_error);
     }
 }
 

@@ -34,8 +34,11 @@ public:
     // request({"cmd": cmd}); shorthand.
     json command(const std::string& cmd, Duration timeout = std::chrono::seconds(10));
 
-    // Writes bytes as they are (no newline added).
+    // Writes bytes as they are (no newline added); fails the case when it cannot.
     void send_raw(const std::string& bytes);
+    // The same, returning false when pkitd closed the connection meanwhile (which it
+    // may do in the middle of an oversized line).
+    bool try_send_raw(const std::string& bytes);
     // The next line without its newline, or nullopt at the deadline or at EOF.
     std::optional<std::string> read_line(Clock::time_point deadline);
     // The next line parsed as JSON (queued stream lines first).
@@ -51,6 +54,7 @@ private:
     std::deque<json> m_queued;
     bool m_eof = false;
     long m_next_id = 1;
+    std::string m_send_error;
 };
 
 // The status object of one service (result.services[0] of `status`); fails the case

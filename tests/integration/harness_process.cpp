@@ -125,10 +125,11 @@ CommandResult run_ctl(const std::vector<std::string>& args, std::chrono::millise
     return run_command(argv, timeout, env);
 }
 
-CommandResult run_pkitd(const std::vector<std::string>& args, std::chrono::milliseconds timeout) {
+CommandResult run_pkitd(const std::vector<std::string>& args, std::chrono::milliseconds timeout,
+                        const std::vector<std::string>& env) {
     std::vector<std::string> argv{PKITD_BIN};
     argv.insert(argv.end(), args.begin(), args.end());
-    return run_command(argv, timeout);
+    return run_command(argv, timeout, env);
 }
 
 bool is_root() {

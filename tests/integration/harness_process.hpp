@@ -29,7 +29,8 @@ CommandResult run_ctl(const std::vector<std::string>& args,
                       const std::vector<std::string>& env = {});
 // Runs PKITD_BIN with `args` (for --check, --version, --help, invalid trees).
 CommandResult run_pkitd(const std::vector<std::string>& args,
-                        std::chrono::milliseconds timeout = std::chrono::seconds(20));
+                        std::chrono::milliseconds timeout = std::chrono::seconds(20),
+                        const std::vector<std::string>& env = {});
 
 // This process's environment without PKIT_SOCKET and PKIT_CONFIG (a developer's own
 // settings must not leak into a case), plus `extra`.

@@ -39,7 +39,7 @@ TEST_CASE("pkitctl status prints one row a service, and --json the protocol resu
 
     const auto as_json = ctl(pkitd, {"--json", "status"});
     CHECK(as_json.exit_code == 0);
-    const json result = json::parse(as_json.out, nullptr, false);
+    json result = json::parse(as_json.out, nullptr, false);
     REQUIRE_MESSAGE(result.is_object(), as_json.out);
     CHECK(result["daemon"]["socket"] == pkitd.socket());
     REQUIRE(result["services"].size() == 2);

@@ -11,7 +11,7 @@ namespace {
 json logs(Client& client, json args) {
     args["cmd"] = "logs";
     args["service"] = "svc";
-    const json reply = client.request(args);
+    json reply = client.request(args);
     REQUIRE_MESSAGE(reply["ok"] == true, reply.dump());
     return reply["result"];
 }
@@ -33,7 +33,7 @@ TEST_CASE("max_lines keeps the last lines of a run and sets truncated") {
     run_to_done(pkitd);
     Client client = pkitd.client();
 
-    const json result = logs(client, {{"lines", 100}});
+    json result = logs(client, {{"lines", 100}});
     const std::vector<std::string> expected{"line-16", "line-17", "line-18", "line-19", "line-20"};
     CHECK(texts(result) == expected);
     CHECK(result["truncated"] == true);
@@ -54,7 +54,7 @@ TEST_CASE("max_bytes bounds the tail by line text, newlines not counted") {
     run_to_done(pkitd);
     Client client = pkitd.client();
 
-    const json result = logs(client, {{"lines", 100}});
+    json result = logs(client, {{"lines", 100}});
     const std::vector<std::string> expected{"line-00018", "line-00019", "line-00020"};
     CHECK(texts(result) == expected);
     CHECK(result["truncated"] == true);
@@ -69,12 +69,12 @@ TEST_CASE("a tail within its bounds is not truncated and keeps a last line witho
     run_to_done(pkitd);
     Client client = pkitd.client();
 
-    const json result = logs(client, json::object());
+    json result = logs(client, json::object());
     CHECK(result["truncated"] == false);
     const std::vector<std::string> all = texts(result);
     REQUIRE(all.size() == 3);
     CHECK(all.back() == "no-newline");
-    for (const auto& line : result["lines"]) {
+    for (json line : result["lines"]) {
         const std::string text = line["text"];
         CHECK(line["stream"] == (text == "err-1" ? "stderr" : "stdout"));
         CHECK(line["at"].is_number());
@@ -96,7 +96,7 @@ TEST_CASE("previous gives the tail of the run before the latest") {
     const std::vector<std::string> second{"second"};
     wait_for([&] { return texts(logs(client, json::object())) == second; }, 5s,
              "the second run's output", [&] { return logs(client, json::object()).dump(); });
-    const json previous = logs(client, {{"previous", true}});
+    json previous = logs(client, {{"previous", true}});
     CHECK(texts(previous) == std::vector<std::string>{"first"});
     CHECK(previous["run"] == 1);
     CHECK(logs(client, json::object())["run"] == 2);
@@ -113,7 +113,7 @@ TEST_CASE("previous with a single run gives no lines and a null run") {
     const std::vector<std::string> only{"only"};
     wait_for([&] { return texts(logs(client, json::object())) == only; }, 5s, "the run's output",
              [&] { return logs(client, json::object()).dump(); });
-    const json previous = logs(client, {{"previous", true}});
+    json previous = logs(client, {{"previous", true}});
     CHECK(previous["lines"].empty());
     CHECK(previous["run"].is_null());
     CHECK(pkitd.stop() == 0);

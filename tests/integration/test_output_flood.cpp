@@ -37,7 +37,7 @@ void flood_service(const TempDir& dir, const std::string& forward) {
 // The tail holds the last lines, bounded by the defaults (1000 lines, 256 KiB).
 void check_tail(Daemon& pkitd) {
     Client client = pkitd.client();
-    const json reply = client.request({{"cmd", "logs"}, {"service", "svc"}, {"lines", 5000}});
+    json reply = client.request({{"cmd", "logs"}, {"service", "svc"}, {"lines", 5000}});
     REQUIRE_MESSAGE(reply["ok"] == true, reply.dump());
     const auto lines = texts(reply["result"]);
     CHECK(reply["result"]["truncated"] == true);

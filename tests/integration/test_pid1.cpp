@@ -40,7 +40,7 @@ TEST_CASE("as PID 1 of a namespace pkitd reaps 50 double-forked orphans and exit
     pkitd.wait_ready();
     Client client = pkitd.client();
 
-    const json ping = client.command("ping");
+    json ping = client.command("ping");
     CHECK(ping["result"]["pid"] == 1);
     wait_file(dir.file("forked"));
     wait_for([&] { return daemon_status(client).value("orphans_reaped", 0) >= 50; }, 10s,

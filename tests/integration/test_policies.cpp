@@ -21,7 +21,7 @@ TEST_CASE("on_crash ends supervision after a clean run: done, policy_satisfied, 
     pkitd.wait_ready();
     Client client = pkitd.client();
 
-    const json s = wait_status(client, "svc", state_is("done"), 5s, "supervision ends");
+    json s = wait_status(client, "svc", state_is("done"), 5s, "supervision ends");
     CHECK(s["stopped"] == "policy_satisfied");
     CHECK(s["run"] == 1);
     CHECK(s["restarts"] == 0);
@@ -38,7 +38,7 @@ TEST_CASE("on_crash restarts a crashing service until max_restarts: exactly 3 ru
     pkitd.wait_ready();
     Client client = pkitd.client();
 
-    const json s = wait_status(client, "svc", state_is("failed"), 5s, "restarts are exhausted");
+    json s = wait_status(client, "svc", state_is("failed"), 5s, "restarts are exhausted");
     CHECK(s["stopped"] == "restarts_exhausted");
     CHECK(s["run"] == 3);
     CHECK(s["restarts"] == 2);
@@ -53,7 +53,7 @@ TEST_CASE("always restarts a service after clean runs and after crashes") {
         Daemon pkitd(dir);
         pkitd.wait_ready();
         Client client = pkitd.client();
-        const json s = wait_status(client, "svc", run_at_least(4), 5s, "a fourth run");
+        json s = wait_status(client, "svc", run_at_least(4), 5s, "a fourth run");
         CHECK(s["state"] != "done");
         CHECK(s["stopped"].is_null());
         CHECK(last_exit(s)["code"] == 0);
@@ -64,7 +64,7 @@ TEST_CASE("always restarts a service after clean runs and after crashes") {
         Daemon pkitd(dir);
         pkitd.wait_ready();
         Client client = pkitd.client();
-        const json s = wait_status(client, "svc", state_is("failed"), 5s, "restarts exhausted");
+        json s = wait_status(client, "svc", state_is("failed"), 5s, "restarts exhausted");
         CHECK(s["stopped"] == "restarts_exhausted");
         CHECK(s["run"] == 3);
         CHECK(s["restarts"] == 2);
@@ -79,7 +79,7 @@ TEST_CASE("never ends supervision after the first run, clean or crashed") {
         Daemon pkitd(dir);
         pkitd.wait_ready();
         Client client = pkitd.client();
-        const json s = wait_status(client, "svc", state_is("done"), 5s, "supervision ends");
+        json s = wait_status(client, "svc", state_is("done"), 5s, "supervision ends");
         CHECK(s["stopped"] == "policy_satisfied");
         CHECK(s["run"] == 1);
         CHECK(s["restarts"] == 0);
@@ -90,7 +90,7 @@ TEST_CASE("never ends supervision after the first run, clean or crashed") {
         Daemon pkitd(dir);
         pkitd.wait_ready();
         Client client = pkitd.client();
-        const json s = wait_status(client, "svc", state_is("failed"), 5s, "supervision ends");
+        json s = wait_status(client, "svc", state_is("failed"), 5s, "supervision ends");
         CHECK(s["stopped"] == "policy_satisfied");
         CHECK(s["run"] == 1);
         CHECK(s["restarts"] == 0);
@@ -102,7 +102,7 @@ TEST_CASE("never ends supervision after the first run, clean or crashed") {
         Daemon pkitd(dir);
         pkitd.wait_ready();
         Client client = pkitd.client();
-        const json s = wait_status(client, "svc", state_is("failed"), 5s, "supervision ends");
+        json s = wait_status(client, "svc", state_is("failed"), 5s, "supervision ends");
         CHECK(last_exit(s)["code"].is_null());
         CHECK(last_exit(s)["signal"] == "SIGKILL");
         CHECK(pkitd.stop() == 0);
@@ -117,7 +117,7 @@ TEST_CASE("success_codes: exit 3 is clean with success_codes = [0, 3], a crash w
         Daemon pkitd(dir);
         pkitd.wait_ready();
         Client client = pkitd.client();
-        const json s = wait_status(client, "svc", state_is("done"), 5s, "supervision ends");
+        json s = wait_status(client, "svc", state_is("done"), 5s, "supervision ends");
         CHECK(s["stopped"] == "policy_satisfied");
         CHECK(s["run"] == 1);
         CHECK(last_exit(s)["code"] == 3);
@@ -129,7 +129,7 @@ TEST_CASE("success_codes: exit 3 is clean with success_codes = [0, 3], a crash w
         Daemon pkitd(dir);
         pkitd.wait_ready();
         Client client = pkitd.client();
-        const json s = wait_status(client, "svc", state_is("failed"), 5s, "restarts exhausted");
+        json s = wait_status(client, "svc", state_is("failed"), 5s, "restarts exhausted");
         CHECK(s["stopped"] == "restarts_exhausted");
         CHECK(s["run"] == 2);
         CHECK(last_exit(s)["code"] == 0);

@@ -13,7 +13,7 @@ TEST_CASE("max_restarts counts restarts over the whole life when within is 0") {
     pkitd.wait_ready();
     Client client = pkitd.client();
 
-    const json s = wait_status(client, "svc", state_is("failed"), 10s, "restarts exhausted");
+    json s = wait_status(client, "svc", state_is("failed"), 10s, "restarts exhausted");
     CHECK(s["stopped"] == "restarts_exhausted");
     CHECK(s["run"] == 3);
     CHECK(s["restarts"] == 2);
@@ -30,8 +30,8 @@ TEST_CASE("max_restarts within a window counts only the restarts inside the wind
         Daemon pkitd(dir);
         pkitd.wait_ready();
         Client client = pkitd.client();
-        const json s = wait_status(client, "svc", run_at_least(5), 10s,
-                                   "a fifth run, beyond max_restarts = 1");
+        json s = wait_status(client, "svc", run_at_least(5), 10s,
+                             "a fifth run, beyond max_restarts = 1");
         CHECK(s["stopped"].is_null());
         CHECK(s["restarts"].get<int>() >= 4);
         CHECK(pkitd.stop() == 0);
@@ -42,7 +42,7 @@ TEST_CASE("max_restarts within a window counts only the restarts inside the wind
         Daemon pkitd(dir);
         pkitd.wait_ready();
         Client client = pkitd.client();
-        const json s = wait_status(client, "svc", state_is("failed"), 10s, "restarts exhausted");
+        json s = wait_status(client, "svc", state_is("failed"), 10s, "restarts exhausted");
         CHECK(s["stopped"] == "restarts_exhausted");
         CHECK(s["run"] == 2);
         CHECK(pkitd.stop() == 0);
@@ -57,12 +57,12 @@ TEST_CASE("a run longer than timeout is stopped, counted as a crash and restarte
     pkitd.wait_ready();
     Client client = pkitd.client();
 
-    const json s = wait_status(client, "svc", state_is("failed"), 10s,
-                               "two timed-out runs exhaust max_restarts = 1");
+    json s = wait_status(client, "svc", state_is("failed"), 10s,
+                         "two timed-out runs exhaust max_restarts = 1");
     CHECK(s["stopped"] == "restarts_exhausted");
     CHECK(s["run"] == 2);
     CHECK(s["restarts"] == 1);
-    const json exit = last_exit(s);
+    json exit = last_exit(s);
     CHECK(exit["timed_out"] == true);
     CHECK(exit["killed_by"] == "timeout");
     CHECK(exit["signal"] == "SIGTERM");

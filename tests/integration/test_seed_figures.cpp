@@ -25,8 +25,8 @@ TEST_CASE("an always-failing service restarts exactly 6 times in its first 3 s")
 
     // Time 0 is the first run's exit (its start waited for the gate). Runs start at
     // 0.05, 0.15, 0.35, 0.75, 1.55 and 2.55 s after it; the next one at 3.55 s.
-    const json first_exit = events.until(
-        [](const json& e) { return e.value("type", "") == "exited"; }, 5s, "the first exit");
+    json first_exit = events.until([](const json& e) { return e.value("type", "") == "exited"; },
+                                   5s, "the first exit");
     const double t0 = first_exit.at("at").get<double>();
     events.until([&](const json& e) { return e.value("at", 0.0) >= t0 + 3.2; }, 8s,
                  "an event 3.2 s after the first exit");
@@ -54,7 +54,7 @@ TEST_CASE("with max_restarts 5 within 10 s, supervision ends restarts_exhausted 
     Client client = pkitd.client();
     open_gate(dir);
 
-    const json s = wait_status(client, "svc", state_is("failed"), 10s, "restarts exhausted");
+    json s = wait_status(client, "svc", state_is("failed"), 10s, "restarts exhausted");
     CHECK(s["stopped"] == "restarts_exhausted");
     CHECK(s["run"] == 6);
     CHECK(s["restarts"] == 5);

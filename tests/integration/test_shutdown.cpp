@@ -69,7 +69,7 @@ TEST_CASE("shutdown stops independent services concurrently") {
     CHECK(read_lines(dir.path() / "order").size() == 4);
 }
 
-TEST_CASE("after shutdown no zombie and no process of any service survives; pkitd exits 0") {
+TEST_CASE("after shutdown no zombie and no process of any service survives and pkitd exits 0") {
     TempDir dir;
     // Orphans (double fork) come to pkitd, the subreaper; a background child stays in
     // the run's group; a second service runs a pipeline.
@@ -93,7 +93,7 @@ TEST_CASE("after shutdown no zombie and no process of any service survives; pkit
     CHECK_MESSAGE(left.empty(), "left behind:" << describe(left));
 }
 
-TEST_CASE("SIGINT shuts down like SIGTERM; a second signal forces the exit with 128+N") {
+TEST_CASE("SIGINT shuts down like SIGTERM and a second signal forces the exit with 128+N") {
     TempDir dir;
     SUBCASE("SIGINT: exit 0") {
         dir.service("svc", sh_command("exec sleep 1000"));

@@ -28,10 +28,10 @@ TEST_CASE("pkitd on the bundled examples runs until SIGINT and exits 0") {
     Daemon pkitd(dir, {.config_dir = examples.string()});
     pkitd.wait_ready();
     Client client = pkitd.client();
-    const json reply = client.command("status");
+    json reply = client.command("status");
     REQUIRE_MESSAGE(reply["ok"] == true, reply.dump());
     CHECK(reply["result"]["daemon"]["state"] == "running");
-    for (const auto& s : reply["result"]["services"]) {
+    for (json s : reply["result"]["services"]) {
         CHECK_MESSAGE(s["state"] != "failed", s.dump());
     }
 

@@ -34,7 +34,7 @@ TEST_CASE("a run that ignores SIGTERM is killed with SIGKILL after stop.timeout"
         CHECK_MESSAGE(result.exit_code == 0, result.all());
         CHECK(took >= 0.25);
         CHECK(took < 3.0);
-        const json s = wait_status(client, "svc", state_is("stopped"), 5s, "stopped");
+        json s = wait_status(client, "svc", state_is("stopped"), 5s, "stopped");
         CHECK(s["stopped"] == "operator");
         CHECK(last_exit(s)["signal"] == "SIGKILL");
         CHECK(last_exit(s)["killed_by"] == "operator");
@@ -58,7 +58,7 @@ TEST_CASE("stopping a service reaches the grandchildren in its process group") {
     Daemon pkitd(dir);
     pkitd.wait_ready();
     Client client = pkitd.client();
-    const json s = wait_status(client, "svc", state_is("running"), 5s, "running");
+    json s = wait_status(client, "svc", state_is("running"), 5s, "running");
     wait_file(dir.file("armed"));
     // The shell and its background sleep share the run's process group.
     const pid_t pid = s["pid"].get<pid_t>();
@@ -66,7 +66,7 @@ TEST_CASE("stopping a service reaches the grandchildren in its process group") {
              [&] { return describe(group_members(pid)); });
 
     SUBCASE("by the operator") {
-        const json reply = client.request({{"cmd", "stop"}, {"services", {"svc"}}});
+        json reply = client.request({{"cmd", "stop"}, {"services", {"svc"}}});
         REQUIRE_MESSAGE(reply["ok"] == true, reply.dump());
         wait_for([&] { return marker_processes(pkitd.marker(), {pkitd.pid()}).empty(); }, 5s,
                  "no process of the service left",
@@ -87,20 +87,20 @@ TEST_CASE("a stopped service starts again with a fresh run on start") {
     Daemon pkitd(dir);
     pkitd.wait_ready();
     Client client = pkitd.client();
-    const json first = wait_status(client, "svc", state_is("running"), 5s, "running");
+    json first = wait_status(client, "svc", state_is("running"), 5s, "running");
 
     json reply = client.request({{"cmd", "stop"}, {"services", {"svc"}}});
     REQUIRE_MESSAGE(reply["ok"] == true, reply.dump());
     // `stop` replies once the run has ended.
     CHECK_FALSE(pid_alive(first["pid"].get<pid_t>()));
-    const json stopped = status(client, "svc");
+    json stopped = status(client, "svc");
     CHECK(stopped["state"] == "stopped");
     CHECK(stopped["stopped"] == "operator");
     CHECK(stopped["restarts"] == 0);
 
     reply = client.request({{"cmd", "start"}, {"services", {"svc"}}});
     REQUIRE_MESSAGE(reply["ok"] == true, reply.dump());
-    const json again = wait_status(client, "svc", state_is("running"), 5s, "running again");
+    json again = wait_status(client, "svc", state_is("running"), 5s, "running again");
     CHECK(again["run"] == 2);
     CHECK(again["restarts"] == 0);
     CHECK(again["stopped"].is_null());
