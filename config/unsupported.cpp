@@ -14,8 +14,6 @@ struct Unsupported {
 
 // When a feature lands, delete its line here (and its mark in man/pkit.toml.5).
 constexpr Unsupported k_unsupported[] = {
-    {FileKind::service, "health"},
-    {FileKind::service, "ready"},
     {FileKind::service, "escalate"},
     {FileKind::daemon, "root"},
     {FileKind::daemon, "groups"},

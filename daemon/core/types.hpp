@@ -55,6 +55,9 @@ struct NotifyMessage {
     std::optional<std::string> status;
     bool watchdog = false;
     std::optional<std::uint64_t> extend_timeout_usec;
+
+    // True when the message carries nothing pkit acts on (STOPPING=1, BARRIER=1...).
+    bool empty() const { return !ready && !status && !watchdog && !extend_timeout_usec; }
 };
 
 enum class HealthStatus { unknown, healthy, unhealthy };

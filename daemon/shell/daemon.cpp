@@ -32,7 +32,11 @@ Daemon::Daemon(uv_loop_t* loop, config::Tree tree, DaemonOptions options)
       m_stdout(loop, STDOUT_FILENO),
       m_stderr(loop, STDERR_FILENO),
       m_reaper(loop, [this](pid_t pid, int status) { on_child(pid, status); }),
-      m_timer(loop) {}
+      m_timer(loop),
+      m_probes(loop,
+               [this](std::size_t service, std::uint64_t run, core::ProbePurpose purpose, bool ok,
+                      std::string detail) { on_probe_result(service, run, purpose, ok, detail); }),
+      m_notify(m_supervisor.size()) {}
 
 Daemon::~Daemon() = default;
 
@@ -83,6 +87,7 @@ int Daemon::run() {
     uv_run(m_loop, UV_RUN_DEFAULT);
 
     m_control.reset();
+    m_notify.clear();
     m_pipes.clear();
     m_signals.clear();
     m_stdout.flush_blocking();
@@ -119,6 +124,8 @@ void Daemon::execute(const core::Action& action) {
         }
     } else if (const auto* a = std::get_if<core::CleanupGroupAction>(&action)) {
         cleanup_group(*a);
+    } else if (const auto* a = std::get_if<core::ProbeAction>(&action)) {
+        run_probe(*a);
     } else if (const auto* a = std::get_if<core::EmitAction>(&action)) {
         emit(a->event);
     } else if (const auto* a = std::get_if<core::ExitAction>(&action)) {
@@ -154,10 +161,14 @@ void Daemon::log(std::string_view level, const std::string& message) {
 }
 
 void Daemon::on_child(pid_t pid, int wait_status) {
+    if (m_probes.on_child_exit(pid, wait_status)) {
+        return;  // an exec probe's: its result went to on_probe_result
+    }
     if (auto service = m_supervisor.service_of(pid)) {
         // Everything the run wrote before it exited is in its pipes now: read it, so
         // that output_matches sees the run's last lines.
         drain_pipes(*service);
+        end_run(*service);
     }
     if (!m_supervisor.on_exit(pid, wait_status, now())) {
         ++m_orphans;

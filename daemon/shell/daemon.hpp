@@ -22,7 +22,9 @@
 #include "config/model.hpp"
 #include "daemon/core/supervisor.hpp"
 #include "daemon/shell/line_reader.hpp"
+#include "daemon/shell/notify_socket.hpp"
 #include "daemon/shell/output_writer.hpp"
+#include "daemon/shell/probe_runner.hpp"
 #include "daemon/shell/reaper.hpp"
 #include "daemon/shell/uv_handle.hpp"
 
@@ -94,6 +96,13 @@ private:
     void on_timer();
     void arm_timer();
     void cleanup_group(const core::CleanupGroupAction& action);
+    void run_probe(const core::ProbeAction& action);
+    void on_probe_result(std::size_t service, std::uint64_t run, core::ProbePurpose purpose,
+                         bool ok, const std::string& detail);
+    // Opens the sd_notify socket of a run that wants one; the NOTIFY_SOCKET to pass.
+    std::optional<std::string> open_notify(std::size_t service, std::uint64_t run);
+    // The run's main process exited: what served only that run goes.
+    void end_run(std::size_t service);
     void prune_leftovers();
     void kill_everything();
     void finish(int status);
@@ -110,6 +119,9 @@ private:
     Timer m_timer;
     std::vector<std::unique_ptr<UvHandle<uv_signal_t>>> m_signals;
     std::unique_ptr<ControlHandlerImpl> m_control;
+    ProbeRunner m_probes;
+    // The current run's sd_notify socket, per service (null for most).
+    std::vector<std::unique_ptr<NotifySocket>> m_notify;
 
     // Pipes of runs still open, the current run's and those of ended runs whose
     // leftovers keep writing; removed at end of file.

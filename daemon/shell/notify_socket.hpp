@@ -24,21 +24,14 @@
 #include <string_view>
 
 #include "config/model.hpp"
+#include "daemon/core/types.hpp"
 #include "daemon/shell/uv_handle.hpp"
 
 namespace pkit::shell {
 
-// The fields of one datagram that pkit acts on. A field given twice counts once, with
-// its last value.
-struct NotifyMessage {
-    bool ready = false;
-    std::optional<std::string> status;
-    bool watchdog = false;
-    std::optional<std::uint64_t> extend_timeout_usec;
-
-    // True when the message carries nothing pkit acts on (STOPPING=1, BARRIER=1...).
-    bool empty() const { return !ready && !status && !watchdog && !extend_timeout_usec; }
-};
+// The fields of one datagram that pkit acts on (the core's type: the Supervisor takes
+// it as is). A field given twice counts once, with its last value.
+using NotifyMessage = core::NotifyMessage;
 
 // Parses one datagram's text. Unknown fields, lines without '=', READY/WATCHDOG with a
 // value other than 1 and an EXTEND_TIMEOUT_USEC that is not a number are ignored.

@@ -16,8 +16,15 @@ namespace pkit::shell {
 void Daemon::spawn(std::size_t service, std::uint64_t run) {
     const core::Service& s = m_supervisor.service(service);
     LaunchRequest request{&s.spec(), run, {}};
+    if (auto notify = open_notify(service, run)) {
+        request.extra_env.emplace_back("NOTIFY_SOCKET", *notify);
+    }
     auto launched = launch(request);
+    if (launched && m_notify[service]) {
+        m_notify[service]->set_run_pgid(launched->pid);
+    }
     if (!launched) {
+        m_notify[service].reset();
         core::LaunchFailure failure{launched.error().kind, launched.error().message};
         m_supervisor.on_launch_failed(service, run, failure, now());
         return;
@@ -98,6 +105,53 @@ void Daemon::drain_pipes(std::size_t service) {
         }
     }
     std::erase_if(m_pipes, [](const auto& p) { return p->done(); });
+}
+
+std::optional<std::string> Daemon::open_notify(std::size_t service, std::uint64_t run) {
+    const config::ServiceSpec& spec = m_supervisor.service(service).spec();
+    m_notify[service].reset();
+    if (!spec.ready.notify) {
+        return std::nullopt;
+    }
+    // Next to the control socket: a directory pkitd owns, short enough for sun_path.
+    std::string dir = m_options.socket_path.substr(0, m_options.socket_path.rfind('/') + 1);
+    std::string path = dir + "notify/" + spec.name + "." + std::to_string(run) + ".sock";
+    auto socket = NotifySocket::open(
+        m_loop, path,
+        [this, service, run](const NotifyMessage& message) {
+            m_supervisor.on_notify(service, run, message, now());
+            pump();
+        },
+        notify_owner(spec));
+    if (!socket) {
+        log("warning", spec.name + ": cannot open its sd_notify socket: " + socket.error());
+        return std::nullopt;
+    }
+    m_notify[service] = std::move(*socket);
+    return path;
+}
+
+void Daemon::end_run(std::size_t service) {
+    m_probes.cancel(service);
+    m_notify[service].reset();
+}
+
+void Daemon::run_probe(const core::ProbeAction& action) {
+    const config::ServiceSpec& spec = m_supervisor.service(action.service).spec();
+    const config::ProbeSpec& probe =
+        action.purpose == core::ProbePurpose::ready ? spec.ready.probe : spec.health;
+    m_probes.run(ProbeRequest{action.service, action.run, action.purpose, &probe, &spec,
+                              probe.timeout});
+}
+
+void Daemon::on_probe_result(std::size_t service, std::uint64_t run, core::ProbePurpose purpose,
+                             bool ok, const std::string& detail) {
+    const core::Service& s = m_supervisor.service(service);
+    if (!ok && purpose == core::ProbePurpose::health && s.run() == run) {
+        log("info", s.name() + ": liveness probe failed: " + detail);
+    }
+    m_supervisor.on_probe_result(service, run, purpose, ok, now());
+    pump();
 }
 
 void Daemon::cleanup_group(const core::CleanupGroupAction& action) {

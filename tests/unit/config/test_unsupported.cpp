@@ -54,8 +54,6 @@ TEST_CASE("unsupported keys are refused only with reject_unsupported") {
               "pkitd.toml:5:1: error: \"[root]\" is not supported yet",
               "pkitd.toml:7:1: error: \"[groups]\" is not supported yet",
               "services/web.toml:2:1: error: \"escalate\" is not supported yet",
-              "services/web.toml:9:1: error: \"[health]\" is not supported yet",
-              "services/web.toml:12:1: error: \"[ready]\" is not supported yet",
           });
 }
 
