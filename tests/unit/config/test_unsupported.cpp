@@ -68,9 +68,15 @@ TEST_CASE("unsupported keys are still validated, and supported ones pass") {
     inline_health.service("web", "command = [\"x\"]\nhealth = { tcp = \"h\", interval = 1 }\n");
     CHECK(inline_health.errors(rejecting()) ==
           Errors{
-              "services/web.toml:2:1: error: \"[health]\" is not supported yet",
               "services/web.toml:2:18: error: health.tcp: \"h\" is not \"host:port\" (e.g. "
               "\"127.0.0.1:8080\")",
+          });
+    TempTree bad_escalate;
+    bad_escalate.service("web", "command = [\"x\"]\nescalate = \"yes\"\n");
+    CHECK(bad_escalate.errors(rejecting()) ==
+          Errors{
+              "services/web.toml:2:1: error: \"escalate\" is not supported yet",
+              "services/web.toml:2:12: error: escalate: expected true or false, got a string",
           });
     TempTree plain;
     plain.service(
