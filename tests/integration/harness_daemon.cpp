@@ -32,7 +32,7 @@ std::vector<char*> c_strings(std::vector<std::string>& items) {
 
 Daemon::Daemon(const TempDir& dir, DaemonOptions options)
     : m_marker(dir.str()),
-      m_socket(dir.file("pkitd.sock")),
+      m_socket(options.socket.empty() ? dir.file("pkitd.sock") : options.socket),
       m_log_path(dir.file("pkitd.log")),
       m_out_path(dir.file("pkitd.out")),
       m_stdout_mode(options.stdout_mode),

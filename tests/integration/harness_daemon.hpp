@@ -31,6 +31,7 @@ struct DaemonOptions {
     std::vector<std::string> wrapper;     // run as WRAPPER... PKITD_BIN ... (e.g. unshare)
     StdoutMode stdout_mode = StdoutMode::file;
     std::string config_dir;  // default: the temp dir
+    std::string socket;      // default: DIR/pkitd.sock
 };
 
 class Daemon {
