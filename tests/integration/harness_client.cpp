@@ -150,7 +150,7 @@ json Client::request(json req, Duration timeout) {
         const auto line = read_line(deadline);
         if (!line) {
             FAIL("no reply from pkitd within " << timeout.count() << " ms to " << req.dump()
-                                               << (m_eof ? " (connection closed)" : ""));
+                                               << std::string(m_eof ? " (connection closed)" : ""));
         }
         json reply = json::parse(*line, nullptr, false);
         if (reply.is_discarded()) {
