@@ -119,3 +119,21 @@ TEST_CASE("SIGINT shuts down like SIGTERM and a second signal forces the exit wi
                  [&] { return describe(marker_processes(pkitd.marker())); });
     }
 }
+
+TEST_CASE("shutdown_timeout bounds the whole shutdown whatever the stop timeouts") {
+    TempDir dir;
+    dir.daemon_config("shutdown_timeout = \"1s\"\n");
+    dir.service("svc", sh_command("trap '' TERM; touch " + dir.file("armed") + "; sleep 30") +
+                           "[stop]\ntimeout = \"20s\"\n");
+    Daemon pkitd(dir);
+    pkitd.wait_ready();
+    wait_file(dir.file("armed"));
+
+    const auto start = Clock::now();
+    CHECK(pkitd.stop() == 0);
+    const double took = seconds_since(start);
+    CHECK(took >= 0.5);
+    CHECK(took < 3.0);
+    const auto left = marker_processes(pkitd.marker());
+    CHECK_MESSAGE(left.empty(), "left behind:" << describe(left));
+}
