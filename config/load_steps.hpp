@@ -57,9 +57,4 @@ void validate_tree(const std::vector<ServiceDraft>& services, const DaemonDraft&
 void report_cycles(const std::vector<ServiceDraft>& services, const DaemonDraft& daemon,
                    std::vector<Diagnostic>& out);
 
-enum class FileKind { service, daemon };
-
-// Errors for keys whose behaviour pkitd lacks yet (unsupported.cpp).
-void reject_unsupported(const Diags& d, const toml::table& root, FileKind kind);
-
 }  // namespace pkit::config::detail

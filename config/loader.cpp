@@ -175,9 +175,6 @@ LoadResult load(const fs::path& dir, const LoadOptions& options, std::vector<Dia
     if (fs::exists(fs::symlink_status(dir / "pkitd.toml", ec))) {
         Diags d(daemon.file, diags);
         if (auto root = parse_file(d, dir / "pkitd.toml")) {
-            if (options.reject_unsupported) {
-                reject_unsupported(d, *root, FileKind::daemon);
-            }
             daemon = parse_daemon(d, *root);
         }
     }
@@ -198,9 +195,6 @@ LoadResult load(const fs::path& dir, const LoadOptions& options, std::vector<Dia
         auto root = parse_file(d, dir / "services" / file_name);
         if (!root) {
             continue;
-        }
-        if (options.reject_unsupported) {
-            reject_unsupported(d, *root, FileKind::service);
         }
         ServiceDraft draft = parse_service(d, *root, options);
         draft.spec.name = name;

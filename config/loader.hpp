@@ -23,9 +23,6 @@ struct Diagnostic {
 };
 
 struct LoadOptions {
-    // Refuse keys whose behaviour pkitd does not implement yet, with a positioned
-    // "not supported yet" error, so nothing is silently ignored.
-    bool reject_unsupported = true;
     // Whether pkitd runs as root: only root may name another user/group.
     bool as_root = false;
     unsigned uid = 0;  // pkitd's own uid, to tell "another user" apart
@@ -38,8 +35,7 @@ using LoadResult = std::expected<Tree, std::vector<Diagnostic>>;
 // values all come back as diagnostics.
 LoadResult load_tree(const std::filesystem::path& dir, const LoadOptions& options);
 
-// Default options for this process: as_root and uid from getuid(), gid from
-// getgid(), unsupported keys rejected.
+// Default options for this process: as_root and uid from getuid(), gid from getgid().
 LoadOptions default_load_options();
 
 }  // namespace pkit::config

@@ -28,7 +28,6 @@ std::string config_dir(const CheckOptions& options) {
 int run_check(const GlobalOptions& global, const CheckOptions& options) {
     auto dir = config_dir(options);
     auto load_options = config::default_load_options();
-    load_options.reject_unsupported = true;
     auto tree = config::load_tree(dir, load_options);
     if (!tree) {
         proto::json diagnostics = proto::json::array();

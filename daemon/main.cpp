@@ -56,6 +56,8 @@ int run(const Options& options) {
     pkit::shell::DaemonOptions daemon_options;
     daemon_options.config_dir = dir;
     daemon_options.socket_path = socket_path(options, *tree);
+    daemon_options.socket_from_config =
+        tree->daemon.socket && daemon_options.socket_path == *tree->daemon.socket;
     daemon_options.log_format =
         options.log_format == "json" ? pkit::shell::LogFormat::json : pkit::shell::LogFormat::text;
 

@@ -455,6 +455,41 @@ void Service::stop(Now now, Actions& out, AfterStop after, std::optional<TimePoi
     }
 }
 
+bool Service::restart_by_group(Now now, Actions& out) {
+    if (m_pid == 0 || m_state == State::stopping) {
+        return false;
+    }
+    ++m_restarts;
+    stop(now, out, AfterStop::relaunch, std::nullopt);
+    return true;
+}
+
+void Service::restart_by_root(Now now, Actions& out) {
+    ++m_restarts;
+    m_policy = PolicyState{};
+    m_decision = Decision{};
+    m_desired_up = true;
+    m_stopped.reset();
+    m_restart_pending = false;
+    m_restart_at.reset();
+    if (m_pid == 0) {
+        m_state = State::waiting;
+    } else {
+        stop(now, out, AfterStop::relaunch, std::nullopt);
+    }
+}
+
+void Service::replace_spec(config::ServiceSpec spec, std::optional<std::string> group) {
+    m_spec = std::move(spec);
+    m_stop_when = CompiledPredicate::compile(m_spec.stop_when);
+    m_give_up_when = CompiledPredicate::compile(m_spec.give_up_when);
+    m_group = std::move(group);
+    reset_counters();
+    m_restart_pending = false;
+    m_held_by_daemon = false;
+    m_restart_at.reset();
+}
+
 void Service::hold_until(TimePoint until) {
     bool waiting_to_restart = m_state == State::waiting || m_state == State::backoff ||
                               m_state == State::storm_pause;

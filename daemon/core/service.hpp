@@ -61,6 +61,17 @@ public:
     // The daemon-wide storm guard holds a pending automatic restart until `until`
     // (state storm_pause). Does nothing unless a restart is pending.
     void hold_until(TimePoint until);
+    // The group's strategy restarts this sibling (SPEC §6): a run in progress is
+    // stopped (not a crash) and a fresh one started; counted in `restarts`. Returns
+    // false when there was no run to restart.
+    bool restart_by_group(Now now, Actions& out);
+    // A root restart of the failed group: counted in `restarts`, fresh policy state,
+    // and wanted up again.
+    void restart_by_root(Now now, Actions& out);
+    // Reload: takes a new definition while no run exists. Counters start afresh; `run`
+    // keeps counting and the tails stay.
+    void replace_spec(config::ServiceSpec spec, std::optional<std::string> group);
+    void set_group(std::optional<std::string> group) { m_group = std::move(group); }
     // pkitd is shutting down: a run that ends from now on is never restarted and never
     // judged by the gates (SPEC §3: such a run is neither clean nor a crash).
     void forbid_restarts() { m_no_restarts = true; }

@@ -8,14 +8,19 @@ namespace pkit::core {
 
 namespace {
 
-// Kahn's algorithm with the smallest index (name order) first among the ready ones.
+// Kahn's algorithm with the first name first among the ready ones.
 // The loader has rejected cycles; should one slip through, the rest follow in name
 // order rather than being lost.
 std::vector<std::size_t> topological_order(const std::vector<std::vector<std::size_t>>& deps,
-                                           const std::vector<std::vector<std::size_t>>& rdeps) {
+                                           const std::vector<std::vector<std::size_t>>& rdeps,
+                                           const std::vector<std::unique_ptr<Service>>& services) {
     const std::size_t n = deps.size();
     std::vector<std::size_t> pending(n);
-    std::priority_queue<std::size_t, std::vector<std::size_t>, std::greater<>> ready;
+    auto later_name = [&](std::size_t a, std::size_t b) {
+        return services[a]->name() > services[b]->name();
+    };
+    std::priority_queue<std::size_t, std::vector<std::size_t>, decltype(later_name)> ready(
+        later_name);
     for (std::size_t i = 0; i < n; ++i) {
         pending[i] = deps[i].size();
         if (pending[i] == 0) {
@@ -53,24 +58,54 @@ std::vector<std::size_t> topological_order(const std::vector<std::vector<std::si
 
 Supervisor::Supervisor(config::Tree tree, std::function<double()> random01)
     : m_daemon(std::move(tree.daemon)), m_random01(std::move(random01)) {
-    const std::size_t n = tree.services.size();
-    std::vector<std::optional<std::string>> groups(n);
-    // tree.daemon has been moved into m_daemon by now: look the groups up there.
-    for (const config::GroupSpec& g : m_daemon.groups) {
-        for (std::size_t i = 0; i < n; ++i) {
-            const auto& members = g.members;
-            if (std::find(members.begin(), members.end(), tree.services[i].name) !=
-                members.end()) {
-                groups[i] = g.name;
-            }
+    for (config::ServiceSpec& spec : tree.services) {
+        std::size_t i = m_services.size();
+        m_services.push_back(std::make_unique<Service>(std::move(spec), i, std::nullopt));
+        m_retired.push_back(false);
+    }
+    build_graph();
+}
+
+// Derives everything that follows from the live services and the groups: names, group
+// membership, `after` and member-order edges, and the start order.
+void Supervisor::build_graph() {
+    const std::size_t n = m_services.size();
+    m_by_name.clear();
+    for (std::size_t i = 0; i < n; ++i) {
+        if (!m_retired[i]) {
+            m_by_name.emplace(m_services[i]->name(), i);
         }
     }
-    for (std::size_t i = 0; i < n; ++i) {
-        m_services.push_back(
-            std::make_unique<Service>(std::move(tree.services[i]), i, std::move(groups[i])));
+    std::vector<Group> groups;
+    m_group_of.assign(n, std::nullopt);
+    for (const config::GroupSpec& spec : m_daemon.groups) {
+        Group group;
+        // A group whose definition is unchanged keeps its intensity window.
+        for (Group& old : m_groups) {
+            if (old.spec == spec) {
+                group.intensity = old.intensity;
+            }
+        }
+        group.spec = spec;
+        for (const std::string& name : spec.members) {
+            if (auto i = find(name)) {
+                m_group_of[*i] = groups.size();
+                group.members.push_back(*i);
+            }
+        }
+        groups.push_back(std::move(group));
     }
-    m_dependencies.resize(n);
-    m_dependents.resize(n);
+    m_groups = std::move(groups);
+    for (std::size_t i = 0; i < n; ++i) {
+        std::optional<std::string> name;
+        if (m_group_of[i]) {
+            name = m_groups[*m_group_of[i]].spec.name;
+        }
+        m_services[i]->set_group(std::move(name));
+    }
+
+    m_dependencies.assign(n, {});
+    m_dependents.assign(n, {});
     auto add_edge = [&](std::size_t before, std::size_t after) {
         auto& deps = m_dependencies[after];
         if (before != after && std::find(deps.begin(), deps.end(), before) == deps.end()) {
@@ -79,6 +114,9 @@ Supervisor::Supervisor(config::Tree tree, std::function<double()> random01)
         }
     };
     for (std::size_t i = 0; i < n; ++i) {
+        if (m_retired[i]) {
+            continue;
+        }
         for (const std::string& name : m_services[i]->spec().after) {
             if (auto dep = find(name)) {
                 add_edge(*dep, i);
@@ -86,32 +124,26 @@ Supervisor::Supervisor(config::Tree tree, std::function<double()> random01)
         }
     }
     // A group's members start in order: each after the one before it.
-    for (const config::GroupSpec& group : m_daemon.groups) {
+    for (const Group& group : m_groups) {
         for (std::size_t k = 1; k < group.members.size(); ++k) {
-            auto before = find(group.members[k - 1]);
-            auto after = find(group.members[k]);
-            if (before && after) {
-                add_edge(*before, *after);
-            }
+            add_edge(group.members[k - 1], group.members[k]);
         }
     }
-    m_order = topological_order(m_dependencies, m_dependents);
-    m_stop_sent.assign(n, false);
+    m_order.clear();
+    for (std::size_t i : topological_order(m_dependencies, m_dependents, m_services)) {
+        if (!m_retired[i]) {
+            m_order.push_back(i);
+        }
+    }
+    m_stop_sent.resize(n, false);
 }
 
 std::optional<std::size_t> Supervisor::find(std::string_view name) const {
-    // Services are in name order (the loader sorts them): binary search.
-    auto it = std::lower_bound(m_services.begin(), m_services.end(), name,
-                               [](const auto& s, std::string_view n) { return s->name() < n; });
-    if (it != m_services.end() && (*it)->name() == name) {
-        return static_cast<std::size_t>(it - m_services.begin());
+    auto it = m_by_name.find(std::string(name));
+    if (it == m_by_name.end()) {
+        return std::nullopt;
     }
-    for (const auto& s : m_services) {  // not sorted after all: fall back to a scan
-        if (s->name() == name) {
-            return s->index();
-        }
-    }
-    return std::nullopt;
+    return it->second;
 }
 
 std::optional<std::size_t> Supervisor::service_of(pid_t pid) const {
@@ -139,9 +171,13 @@ void Supervisor::on_spawned(std::size_t service, std::uint64_t run, pid_t pid, N
 
 void Supervisor::on_launch_failed(std::size_t service, std::uint64_t run,
                                   const LaunchFailure& failure, Now now) {
-    std::uint64_t before = m_services[service]->crashes();
-    m_services[service]->on_launch_failed(run, failure, now, m_actions, draw());
+    Service& s = *m_services[service];
+    std::uint64_t before = s.crashes();
+    int restarts_before = s.restarts();
+    State state_before = s.state();
+    s.on_launch_failed(run, failure, now, m_actions, draw());
     note_crashes(service, before, now);
+    after_member_change(service, restarts_before, state_before, now);
     settle(now);
 }
 
@@ -153,9 +189,13 @@ bool Supervisor::on_exit(pid_t pid, int wait_status, Now now) {
     auto [service, run] = it->second;
     m_runs.erase(it);
     std::size_t first_new = m_actions.size();
-    std::uint64_t before = m_services[service]->crashes();
-    m_services[service]->on_exit(run, wait_status, now, m_actions, draw());
+    Service& s = *m_services[service];
+    std::uint64_t before = s.crashes();
+    int restarts_before = s.restarts();
+    State state_before = s.state();
+    s.on_exit(run, wait_status, now, m_actions, draw());
     note_crashes(service, before, now);
+    after_member_change(service, restarts_before, state_before, now);
     if (m_shutdown_deadline) {
         // Leftovers of the group must be gone by the shutdown deadline too.
         Duration left = std::max(Duration::zero(), *m_shutdown_deadline - now.mono);
@@ -223,11 +263,12 @@ void Supervisor::restart_service(std::size_t service, Now now) {
     settle(now);
 }
 
-void Supervisor::shutdown(Now now) {
+void Supervisor::shutdown(Now now, int status) {
     if (m_shutting_down) {
         return;
     }
     m_shutting_down = true;
+    m_exit_status = status;
     for (auto& s : m_services) {
         s->forbid_restarts();
     }
@@ -282,9 +323,18 @@ void Supervisor::settle(Now now) {
             s->hold_until(*m_daemon_storm_until);
         }
     }
+    settle_reload(now);
+    settle_groups(now);
+    if (!m_shutting_down) {  // a group may just have escalated
+        launch_ready(now);
+    }
+}
+
+void Supervisor::launch_ready(Now now) {
     for (std::size_t i : m_order) {
         Service& s = *m_services[i];
-        if (s.state() == State::waiting && s.desired_up() && dependencies_satisfied(i)) {
+        if (s.state() == State::waiting && s.desired_up() && !group_busy(i) &&
+            dependencies_satisfied(i)) {
             s.launch(now, m_actions);
         }
     }
@@ -309,10 +359,11 @@ void Supervisor::settle_shutdown(Now now) {
     }
     bool all_down = std::all_of(m_services.begin(), m_services.end(),
                                 [](const auto& s) { return !s->has_process(); });
-    bool all_sent = std::all_of(m_stop_sent.begin(), m_stop_sent.end(), [](bool b) { return b; });
+    bool all_sent =
+        std::all_of(m_order.begin(), m_order.end(), [&](std::size_t i) { return m_stop_sent[i]; });
     if (all_down && all_sent && !m_exit_sent) {
         m_exit_sent = true;
-        m_actions.push_back(ExitAction{0});
+        m_actions.push_back(ExitAction{m_exit_status});
     }
 }
 

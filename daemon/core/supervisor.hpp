@@ -16,6 +16,7 @@
 
 #include "config/model.hpp"
 #include "daemon/core/service.hpp"
+#include "daemon/core/tree.hpp"
 
 namespace pkit::core {
 
@@ -48,7 +49,12 @@ public:
     void stop_service(std::size_t service, Now now);
     void restart_service(std::size_t service, Now now);
     // Graceful shutdown (SPEC §7): dependents first, independent services concurrently.
-    void shutdown(Now now);
+    // `status` is pkitd's exit status once everything has stopped.
+    void shutdown(Now now, int status = 0);
+    // Reload (SPEC §8): applies a new, already validated tree. Added services start,
+    // removed ones stop and disappear, changed ones (their definition or their group's)
+    // restart with the new definition and fresh counters, unchanged ones are untouched.
+    ReloadOutcome reload(config::Tree tree, Now now);
     bool shutting_down() const { return m_shutting_down; }
     // The daemon-wide storm guard (pkitd.toml [storm]).
     int daemon_storm_pauses() const { return m_daemon_storm_pauses; }
@@ -60,8 +66,13 @@ public:
     // --- Queries ------------------------------------------------------------------
     std::optional<TimePoint> next_deadline() const;
     std::vector<Action> take_actions();
+    // Service slots: indices stay valid for pkitd's life (the shell keys its state by
+    // them). A service removed by a reload keeps its slot, retired; start_order() and
+    // find() skip retired slots.
     std::size_t size() const { return m_services.size(); }
     const Service& service(std::size_t i) const { return *m_services[i]; }
+    bool retired(std::size_t i) const { return m_retired[i]; }
+    const std::vector<Group>& groups() const { return m_groups; }
     std::optional<std::size_t> find(std::string_view name) const;
     // The service whose current run has main PID `pid`, if any.
     std::optional<std::size_t> service_of(pid_t pid) const;
@@ -72,7 +83,19 @@ public:
     std::vector<std::string> unsatisfied_dependencies(std::size_t service) const;
 
 private:
+    void build_graph();
     void settle(Now now);
+    void launch_ready(Now now);
+    // The tree (tree.cpp): a member's restart event, failure and escalation.
+    void after_member_change(std::size_t service, int restarts_before, State state_before,
+                             Now now);
+    void member_restarted(std::size_t group, std::size_t service, Now now);
+    void fail_group(std::size_t group, const std::string& reason, Now now);
+    void escalate(const std::string& reason, Now now);
+    void settle_groups(Now now);
+    bool group_busy(std::size_t service) const;
+    // Reload (reload.cpp): replacements and removals wait for the old run to end.
+    void settle_reload(Now now);
     void settle_shutdown(Now now);
     bool dependencies_satisfied(std::size_t service) const;
     double draw() { return m_random01 ? m_random01() : 0.5; }
@@ -83,6 +106,12 @@ private:
     config::DaemonSpec m_daemon;
     std::function<double()> m_random01;
     std::vector<std::unique_ptr<Service>> m_services;
+    std::vector<bool> m_retired;
+    std::unordered_map<std::string, std::size_t> m_by_name;  // live services only
+    std::vector<std::optional<std::size_t>> m_group_of;      // service → group
+    std::vector<Group> m_groups;
+    RestartWindow m_root_window;  // root restarts of failed groups
+    std::vector<PendingReload> m_reloads;
     std::vector<std::vector<std::size_t>> m_dependencies;  // service → what it starts after
     std::vector<std::vector<std::size_t>> m_dependents;    // service → what starts after it
     std::vector<std::size_t> m_order;
@@ -95,6 +124,7 @@ private:
 
     bool m_shutting_down = false;
     bool m_exit_sent = false;
+    int m_exit_status = 0;
     std::optional<TimePoint> m_shutdown_deadline;
     std::vector<bool> m_stop_sent;
 };

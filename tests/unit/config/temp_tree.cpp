@@ -62,7 +62,7 @@ std::vector<std::string> TempTree::errors() const {
 
 LoadOptions test_options() {
     return LoadOptions{
-        .reject_unsupported = false, .as_root = false, .uid = ::getuid(), .gid = ::getgid()};
+        .as_root = false, .uid = ::getuid(), .gid = ::getgid()};
 }
 
 std::vector<std::string> service_errors(std::string_view content) {

@@ -36,7 +36,7 @@ private:
     std::filesystem::path m_root;
 };
 
-// Options for tests: unsupported keys allowed, not root, this process's ids.
+// Options for tests: not root, this process's ids.
 LoadOptions test_options();
 
 // One service "web" with `content`; its diagnostics.

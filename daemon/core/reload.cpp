@@ -1,0 +1,112 @@
+// Reload (SPEC §8): the new tree is compared with the running one, definition by
+// definition. Replacements and removals wait for the old run to end (settle_reload).
+
+#include <algorithm>
+#include <unordered_set>
+
+#include "daemon/core/supervisor.hpp"
+
+namespace pkit::core {
+
+namespace {
+
+const config::GroupSpec* group_containing(const config::DaemonSpec& daemon,
+                                          const std::string& service) {
+    for (const config::GroupSpec& group : daemon.groups) {
+        if (std::find(group.members.begin(), group.members.end(), service) !=
+            group.members.end()) {
+            return &group;
+        }
+    }
+    return nullptr;
+}
+
+bool same_group(const config::GroupSpec* a, const config::GroupSpec* b) {
+    if (a == nullptr || b == nullptr) {
+        return a == b;
+    }
+    return *a == *b;
+}
+
+}  // namespace
+
+ReloadOutcome Supervisor::reload(config::Tree tree, Now now) {
+    ReloadOutcome outcome;
+    config::DaemonSpec old_daemon = std::move(m_daemon);
+    m_daemon = std::move(tree.daemon);
+    std::unordered_set<std::string> names;
+    std::vector<std::size_t> added;
+    for (config::ServiceSpec& spec : tree.services) {
+        names.insert(spec.name);
+        std::optional<std::size_t> existing = find(spec.name);
+        if (!existing) {
+            std::size_t i = m_services.size();
+            outcome.added.push_back(spec.name);
+            m_services.push_back(std::make_unique<Service>(std::move(spec), i, std::nullopt));
+            m_retired.push_back(false);
+            added.push_back(i);
+            continue;
+        }
+        Service& s = *m_services[*existing];
+        bool group_changed = !same_group(group_containing(old_daemon, spec.name),
+                                         group_containing(m_daemon, spec.name));
+        if (s.spec() == spec && !group_changed) {
+            ++outcome.unchanged;
+            continue;
+        }
+        outcome.changed.push_back(spec.name);
+        bool start = spec.autostart;
+        std::erase_if(m_reloads, [&](const PendingReload& p) { return p.service == *existing; });
+        m_reloads.push_back(PendingReload{*existing, std::move(spec), start});
+        s.stop(now, m_actions, AfterStop::stay_stopped, std::nullopt);
+    }
+    for (std::size_t i = 0; i < m_services.size(); ++i) {
+        if (m_retired[i] || names.contains(m_services[i]->name())) {
+            continue;
+        }
+        outcome.removed.push_back(m_services[i]->name());
+        m_retired[i] = true;
+        std::erase_if(m_reloads, [&](const PendingReload& p) { return p.service == i; });
+        m_reloads.push_back(PendingReload{i, std::nullopt, false});
+        m_services[i]->stop(now, m_actions, AfterStop::stay_stopped, std::nullopt);
+    }
+    build_graph();
+    for (std::size_t i : added) {
+        if (m_services[i]->spec().autostart) {
+            m_services[i]->want_up(now, m_actions, true);
+        }
+    }
+    Event e;
+    e.type = EventType::reload;
+    e.at = now.wall;
+    e.reason = std::to_string(outcome.added.size()) + " added, " +
+               std::to_string(outcome.removed.size()) + " removed, " +
+               std::to_string(outcome.changed.size()) + " changed, " +
+               std::to_string(outcome.unchanged) + " unchanged";
+    m_actions.push_back(EmitAction{std::move(e)});
+    settle(now);
+    return outcome;
+}
+
+void Supervisor::settle_reload(Now now) {
+    bool rebuild = false;
+    std::erase_if(m_reloads, [&](PendingReload& pending) {
+        Service& s = *m_services[pending.service];
+        if (s.has_process()) {
+            return false;
+        }
+        if (pending.replacement) {
+            s.replace_spec(std::move(*pending.replacement), s.group());
+            if (pending.start) {
+                s.want_up(now, m_actions, true);
+            }
+            rebuild = true;
+        }
+        return true;
+    });
+    if (rebuild) {
+        build_graph();
+    }
+}
+
+}  // namespace pkit::core

@@ -1,0 +1,46 @@
+#pragma once
+// The supervision tree's values (SPEC §6): a group's members, its restart intensity
+// and the work in progress when a strategy restarts siblings or a group fails; and
+// what a reload changed. The logic is Supervisor's (tree.cpp, reload.cpp).
+
+#include <cstddef>
+#include <optional>
+#include <string>
+#include <vector>
+
+#include "config/model.hpp"
+#include "daemon/core/policy.hpp"
+
+namespace pkit::core {
+
+struct Group {
+    config::GroupSpec spec;
+    std::vector<std::size_t> members;  // in start order (the spec's member order)
+    RestartWindow intensity;           // restart events, counted against max_restarts
+
+    // Stopping siblings one by one in reverse start order, then what follows.
+    enum class Then { relaunch, root_restart };
+    std::vector<std::size_t> stop_queue;  // next to stop at the front
+    bool front_sent = false;              // the front's stop has been sent
+    Then then = Then::relaunch;
+    bool failed = false;
+
+    bool busy() const { return !stop_queue.empty(); }
+};
+
+// A service a reload removes or replaces once its run has ended.
+struct PendingReload {
+    std::size_t service;
+    std::optional<config::ServiceSpec> replacement;  // nullopt: removal
+    bool start = false;                               // start it after the replacement
+};
+
+// The reply of `reload` (SPEC §9).
+struct ReloadOutcome {
+    std::vector<std::string> added;
+    std::vector<std::string> removed;
+    std::vector<std::string> changed;
+    int unchanged = 0;
+};
+
+}  // namespace pkit::core
