@@ -93,6 +93,15 @@ Explanation explain(const Supervisor& supervisor, std::size_t index, Now now) {
         case State::storm_pause: {
             double in = s.restart_at() ? std::max(0.0, seconds(*s.restart_at() - now.mono)) : 0.0;
             fact("next_restart_in", in);
+            if (s.held_by_daemon()) {
+                fact("daemon_storm_score", supervisor.daemon_storm_score(now.mono));
+                e.text = "storm pause until " + clock_time(now.wall + in) +
+                         ": the daemon-wide storm guard tripped (threshold " +
+                         fixed(supervisor.daemon_spec().storm.threshold) +
+                         "), every pending restart waits; restart " +
+                         std::to_string(s.restarts()) + " in " + fixed(in) + " s.";
+                break;
+            }
             e.text = "storm pause until " + clock_time(now.wall + in) + ": score " +
                      fixed(d.storm_score) + " reached threshold " +
                      fixed(s.spec().storm.threshold) + "; restart " +
