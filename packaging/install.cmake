@@ -23,14 +23,15 @@ install(FILES ${PROJECT_SOURCE_DIR}/packaging/completions/pkitctl.bash
         DESTINATION ${CMAKE_INSTALL_DATADIR}/bash-completion/completions
         RENAME pkitctl COMPONENT pkit)
 
-# The systemd unit, with ExecStart pointing at the installed pkitd. systemd reads
-# units from /usr/lib/systemd/system and /usr/local/lib/systemd/system alike.
-file(READ ${PROJECT_SOURCE_DIR}/packaging/pkitd.service _pkit_unit)
-string(REPLACE "/usr/sbin/pkitd" "${CMAKE_INSTALL_FULL_SBINDIR}/pkitd" _pkit_unit
-       "${_pkit_unit}")
-file(WRITE ${PROJECT_BINARY_DIR}/packaging/pkitd.service "${_pkit_unit}")
-set_property(DIRECTORY APPEND PROPERTY CMAKE_CONFIGURE_DEPENDS
-             ${PROJECT_SOURCE_DIR}/packaging/pkitd.service)
+# The systemd unit, with ExecStart pointing at the installed pkitd. Written at install
+# time, so that `cmake --install --prefix` is honoured. systemd reads units from
+# /usr/lib/systemd/system and /usr/local/lib/systemd/system alike.
+install(CODE "
+  file(READ \"${PROJECT_SOURCE_DIR}/packaging/pkitd.service\" _pkit_unit)
+  string(REPLACE \"/usr/sbin/pkitd\" \"\${CMAKE_INSTALL_PREFIX}/${CMAKE_INSTALL_SBINDIR}/pkitd\"
+         _pkit_unit \"\${_pkit_unit}\")
+  file(WRITE \"${PROJECT_BINARY_DIR}/packaging/pkitd.service\" \"\${_pkit_unit}\")
+" COMPONENT systemd)
 install(FILES ${PROJECT_BINARY_DIR}/packaging/pkitd.service
         DESTINATION lib/systemd/system COMPONENT systemd)
 
