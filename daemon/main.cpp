@@ -104,6 +104,9 @@ int main(int argc, char** argv) {
         int code = app.exit(e);
         return code == 0 ? 0 : 2;
     }
+    // pkitd's own supervisor's sd_notify socket is not the services' business: a run
+    // gets NOTIFY_SOCKET only when its [ready] asks for it (SPEC §3).
+    ::unsetenv("NOTIFY_SOCKET");
     if (options.version) {
         std::cout << "pkitd " << PKIT_VERSION << '\n';
         return 0;
