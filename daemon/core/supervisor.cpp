@@ -80,10 +80,13 @@ void Supervisor::build_graph() {
     m_group_of.assign(n, std::nullopt);
     for (const config::GroupSpec& spec : m_daemon.groups) {
         Group group;
-        // A group whose definition is unchanged keeps its intensity window.
-        for (Group& old : m_groups) {
+        // A group whose definition is unchanged keeps its intensity window and its work
+        // in progress (a strategy's stop queue, a root restart): dropping that would
+        // leave members stopped that nothing starts again.
+        for (const Group& old : m_groups) {
             if (old.spec == spec) {
-                group.intensity = old.intensity;
+                group = old;
+                group.members.clear();
             }
         }
         group.spec = spec;
