@@ -110,7 +110,7 @@ proto::json event_json(const core::Event& event) {
 }
 
 std::string event_text(const core::Event& event) {
-    std::string who = event.service.empty() ? std::string("pkitd") : event.service;
+    std::string who = event.service.empty() ? std::string("daemon") : event.service;
     std::string run = "run " + std::to_string(event.run);
     switch (event.type) {
         case core::EventType::started:
@@ -152,9 +152,9 @@ std::string event_text(const core::Event& event) {
             return "group " + event.group.value_or("?") + " failed" +
                    (event.reason.empty() ? "" : ": " + event.reason);
         case core::EventType::escalated:
-            return "pkitd: escalated: " + event.reason;
+            return "escalated: " + event.reason;
         case core::EventType::reload:
-            return "pkitd: reloaded: " + event.reason;
+            return "reloaded: " + event.reason;
     }
     return who + ": event";
 }
