@@ -1,0 +1,95 @@
+// A root-level service with `escalate = true` that fails (SPEC §6): pkitd emits
+// escalated, stops every other service and exits 1 with every child gone; the same as
+// PID 1 of a new PID namespace (root and util-linux unshare only).
+
+#include <signal.h>
+
+#include "tests/integration/harness.hpp"
+
+using namespace pkit::itest;
+
+namespace {
+
+// `boss` (escalate, policy never) waits for DIR/go, then exits 3. `bystander` and the
+// group g's member `member` run until stopped; `stubborn` ignores SIGTERM and needs
+// its 1 s stop timeout.
+void write_tree(const TempDir& dir) {
+    dir.daemon_config("[groups.g]\nmembers = [\"member\"]\n");
+    dir.service("boss", "escalate = true\n" + sh_command(gate(dir) + "exit 3") +
+                            "[restart]\npolicy = \"never\"\n[stop]\ntimeout = \"1s\"\n");
+    const std::string stop = "[stop]\ntimeout = \"1s\"\n";
+    dir.service("bystander", sh_command("exec sleep 1000") + stop);
+    dir.service("member", sh_command("exec sleep 1000") + stop);
+    dir.service("stubborn", sh_command("trap '' TERM; touch " + dir.file("armed") +
+                                       "; while :; do sleep 0.05; done") +
+                                stop);
+}
+
+std::string skip_reason() {
+    if (!is_root()) {
+        return "needs root for unshare --pid";
+    }
+    if (!have_program("unshare")) {
+        return "needs unshare (util-linux)";
+    }
+    const auto probe = run_command(
+        {"/usr/bin/env", "unshare", "--pid", "--fork", "--mount-proc", "/bin/true"}, 10s);
+    if (probe.exit_code != 0) {
+        return "unshare --pid --fork --mount-proc fails here: " + probe.all();
+    }
+    return {};
+}
+
+}  // namespace
+
+TEST_CASE("a root-level escalate service that fails escalates and pkitd exits 1") {
+    TempDir dir;
+    write_tree(dir);
+    Daemon pkitd(dir);
+    pkitd.wait_ready();
+    Client client = pkitd.client();
+    for (const std::string name : {"boss", "bystander", "member", "stubborn"}) {
+        wait_status(client, name, state_is("running"), 10s, name + " runs");
+    }
+    wait_file(dir.file("armed"));
+    EventStream events(pkitd.socket());
+
+    const auto start = Clock::now();
+    open_gate(dir);
+    json escalated =
+        events.until([](const json& e) { return e["type"] == "escalated"; }, 5s, "escalated");
+    CHECK(escalated["service"].is_null());
+    CHECK(events.of_type("group_failed").empty());
+    // stubborn ignores SIGTERM: its 1 s stop timeout bounds the shutdown.
+    CHECK(pkitd.wait_exit(8s) == 1);
+    CHECK(seconds_since(start) < 6.0);
+    const auto left = marker_processes(pkitd.marker());
+    CHECK_MESSAGE(left.empty(), "left behind:" << describe(left));
+    CHECK(pkitd.log().find("escalat") != std::string::npos);
+}
+
+TEST_CASE("as PID 1 of a namespace a root-level escalate failure exits 1 with every child gone") {
+    const std::string reason = skip_reason();
+    if (!reason.empty()) {
+        PKIT_SKIP(reason);
+    }
+    TempDir dir;
+    write_tree(dir);
+    Daemon pkitd(dir, {.wrapper = {"unshare", "--pid", "--fork", "--mount-proc"}});
+    pkitd.wait_ready();
+    Client client = pkitd.client();
+    CHECK(client.command("ping")["result"]["pid"] == 1);
+    for (const std::string name : {"boss", "bystander", "member", "stubborn"}) {
+        wait_status(client, name, state_is("running"), 10s, name + " runs");
+    }
+    wait_file(dir.file("armed"));
+    const pid_t init = pkitd.target_pid();
+    REQUIRE(init != pkitd.pid());
+    CHECK(descendants_of(init).size() >= 4);
+
+    open_gate(dir);
+    // unshare --fork passes on its child's exit status.
+    CHECK(pkitd.wait_exit(8s) == 1);
+    const auto left = marker_processes(pkitd.marker());
+    CHECK_MESSAGE(left.empty(), "left behind:" << describe(left));
+}
