@@ -50,6 +50,12 @@ TEST_CASE("reload starts, stops, restarts and leaves alone as the tree says") {
     }
     SUBCASE("SIGHUP") {
         pkitd.signal(SIGHUP);
+        // The signal is handled asynchronously: "add" exists once it has been.
+        wait_for(
+            [&] {
+                return client.request({{"cmd", "status"}, {"services", {"add"}}})["ok"] == true;
+            },
+            5s, "the SIGHUP reload adds \"add\"");
     }
     wait_status(client, "add", state_is("running"), 5s, "the added service runs");
     json changed = wait_status(

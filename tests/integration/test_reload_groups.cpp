@@ -1,0 +1,90 @@
+// Reload while the tree is at work (SPEC §6, §8): a reload that leaves a group's
+// definition alone does not interrupt its root restart or its strategy's restarts.
+
+#include "tests/integration/harness.hpp"
+
+using namespace pkit::itest;
+
+namespace {
+
+// A member that takes 0.5 s to stop on SIGTERM; DIR/NAME.armed once its trap is set.
+std::string lingering_toml(const TempDir& dir, const std::string& name) {
+    return sh_command("trap 'sleep 0.5; exit 0' TERM; touch " + dir.file(name + ".armed") +
+                      "; while :; do sleep 0.05; done") +
+           "[restart]\njitter = false\nbackoff_initial = \"50ms\"\n[stop]\ntimeout = \"2s\"\n";
+}
+
+void kill_service(Client& client, const std::string& name) {
+    json reply = client.request({{"cmd", "signal"}, {"services", {name}}, {"signal", "KILL"}});
+    REQUIRE_MESSAGE(reply["ok"] == true, reply.dump());
+}
+
+json wait_running(Client& client, const std::string& name, int run) {
+    return wait_status(
+        client, name,
+        [run](const json& s) { return s["state"] == "running" && s.value("run", 0) == run; }, 10s,
+        name + " running its run " + std::to_string(run));
+}
+
+}  // namespace
+
+TEST_CASE("reload during a group's root restart lets the restart finish") {
+    TempDir dir;
+    const std::string pkitd_toml =
+        "[root]\nmax_restarts = 1\n[groups.g]\nmembers = [\"a\", \"b\"]\nmax_restarts = 0\n";
+    dir.daemon_config(pkitd_toml);
+    dir.service("a", lingering_toml(dir, "a"));
+    dir.service("b", lingering_toml(dir, "b"));
+    Daemon pkitd(dir);
+    pkitd.wait_ready();
+    Client client = pkitd.client();
+    wait_running(client, "a", 1);
+    json b = wait_running(client, "b", 1);
+    wait_file(dir.file("b.armed"));
+    EventStream events(pkitd.socket());
+
+    kill_service(client, "a");  // g fails; b (the last member) takes 0.5 s to stop
+    events.until([](const json& e) { return e["type"] == "group_failed"; }, 5s, "group_failed");
+    REQUIRE(status(client, "b")["state"] == "stopping");
+    dir.daemon_config("# the same tree, reformatted\n" + pkitd_toml);
+    json reply = client.command("reload");
+    REQUIRE_MESSAGE(reply["ok"] == true, reply.dump());
+    CHECK(reply["result"]["unchanged"] == 2);
+
+    json a2 = wait_running(client, "a", 2);
+    json b2 = wait_running(client, "b", 2);
+    CHECK(a2["restarts"] == 2);  // its own crash and the root restart
+    CHECK(b2["restarts"] == 1);
+    CHECK(b2["pid"] != b["pid"]);
+    CHECK(events.of_type("escalated").empty());
+    CHECK(pkitd.stop() == 0);
+}
+
+TEST_CASE("reload during a one_for_all restart lets the strategy restart every member") {
+    TempDir dir;
+    const std::string pkitd_toml =
+        "[groups.g]\nstrategy = \"one_for_all\"\nmembers = [\"a\", \"b\", \"c\"]\n";
+    dir.daemon_config(pkitd_toml);
+    for (const std::string name : {"a", "b", "c"}) {
+        dir.service(name, lingering_toml(dir, name));
+    }
+    Daemon pkitd(dir);
+    pkitd.wait_ready();
+    Client client = pkitd.client();
+    json a = wait_running(client, "a", 1);
+    wait_running(client, "b", 1);
+    wait_running(client, "c", 1);
+    wait_file(dir.file("b.armed"));
+
+    kill_service(client, "c");  // b is stopped first (0.5 s), then a
+    wait_status(client, "b", state_is("stopping"), 5s, "b stopping");
+    json reply = client.command("reload");
+    REQUIRE_MESSAGE(reply["ok"] == true, reply.dump());
+
+    for (const std::string name : {"a", "b", "c"}) {
+        json s = wait_running(client, name, 2);
+        CHECK_MESSAGE(s["restarts"] == 1, name);
+    }
+    CHECK_FALSE(pid_alive(a["pid"].get<pid_t>()));
+    CHECK(pkitd.stop() == 0);
+}
