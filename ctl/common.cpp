@@ -30,8 +30,14 @@ proto::json call(const GlobalOptions& global, const proto::Request& request) {
 
 proto::json result_of(proto::Reply reply, const std::string& path) {
     if (reply.kind == proto::Reply::Kind::error) {
-        throw CtlError(k_exit_daemon_error, std::string(proto::to_string(reply.error.code)) + ": " +
-                                                reply.error.message);
+        std::string code(proto::to_string(reply.error.code));
+        if (reply.error.code == proto::ErrorCode::invalid_config) {
+            // Every problem on a line of its own, FILE:LINE:COLUMN first (SPEC §1).
+            throw CtlError(k_exit_daemon_error,
+                           code + ": the configuration is invalid; nothing changed\n" +
+                               reply.error.message);
+        }
+        throw CtlError(k_exit_daemon_error, code + ": " + reply.error.message);
     }
     if (reply.kind != proto::Reply::Kind::result) {
         throw CtlError(k_exit_unreachable, "unexpected stream line from " + path);

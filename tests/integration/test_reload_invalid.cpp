@@ -90,8 +90,9 @@ TEST_CASE("reload of an invalid tree keeps every service and reports every posit
     SUBCASE("pkitctl reload") {
         CommandResult r = run_ctl({"--socket", t.pkitd.socket(), "reload"});
         CHECK(r.exit_code == 1);
-        // pkitctl puts its "pkitctl: invalid_config: " in front of the first line.
-        const std::string prefix = "pkitctl: invalid_config: ";
+        // pkitctl says what happened on a line of its own, then every error line.
+        const std::string prefix =
+            "pkitctl: invalid_config: the configuration is invalid; nothing changed\n";
         REQUIRE_MESSAGE(r.err.starts_with(prefix), r.all());
         t.check_errors(r.err.substr(prefix.size()));
     }
