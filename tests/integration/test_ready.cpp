@@ -1,0 +1,95 @@
+// Readiness (SPEC §2 [ready], §3): a run is `starting` until its probe succeeds, a
+// dependent with `after` starts only once its dependency is ready, and a run not ready
+// by `timeout` is stopped as a crash (killed_by = "ready_timeout").
+
+#include <sys/stat.h>
+
+#include "tests/integration/harness.hpp"
+
+using namespace pkit::itest;
+
+namespace {
+
+// The modification time of `path` in unix seconds.
+double mtime(const std::string& path) {
+    struct stat st {};
+    REQUIRE(::stat(path.c_str(), &st) == 0);
+    return static_cast<double>(st.st_mtim.tv_sec) + static_cast<double>(st.st_mtim.tv_nsec) / 1e9;
+}
+
+bool is_event(const json& e, const std::string& type, const std::string& service) {
+    return e.value("type", "") == type && e.value("service", "") == service;
+}
+
+}  // namespace
+
+TEST_CASE("ready probe: a dependent with after starts only once the dependency is ready") {
+    TempDir dir;
+    const std::string ready_file = dir.file("db-ready");
+    dir.service("db",
+                sh_command(gate(dir) + "sleep 0.5; touch " + ready_file + "; exec sleep 1000") +
+                    "[ready]\nexec = [\"test\", \"-f\", " + toml_str(ready_file) +
+                    "]\ninterval = \"100ms\"\n");
+    dir.service("app", "after = [\"db\"]\n" + sh_command("exec sleep 1000"));
+    Daemon pkitd(dir);
+    pkitd.wait_ready();
+    Client client = pkitd.client();
+    EventStream events(pkitd.socket());
+
+    json db = status(client, "db");
+    CHECK(db["state"] == "starting");
+    CHECK(db["ready"] == false);
+    CHECK(status(client, "app")["state"] == "waiting");
+    open_gate(dir);
+
+    events.until([](const json& e) { return is_event(e, "started", "app"); }, 10s, "app starts");
+    int ready_index = -1;
+    int started_index = -1;
+    const auto& seen = events.seen();
+    for (std::size_t i = 0; i < seen.size(); ++i) {
+        if (is_event(seen[i], "ready", "db") && ready_index < 0) {
+            ready_index = static_cast<int>(i);
+        }
+        if (is_event(seen[i], "started", "app") && started_index < 0) {
+            started_index = static_cast<int>(i);
+        }
+    }
+    INFO("events: " << json(seen).dump());
+    CHECK(ready_index >= 0);
+    CHECK(ready_index < started_index);
+
+    json app = wait_status(client, "app", state_is("running"), 5s, "app running");
+    db = status(client, "db");
+    CHECK(db["state"] == "running");
+    CHECK(db["ready"] == true);
+    // Clocks: the file's mtime and pkitd's started_at are both wall-clock seconds.
+    CHECK(app["started_at"].get<double>() >= mtime(ready_file) - 0.01);
+    CHECK(pkitd.stop() == 0);
+}
+
+TEST_CASE("ready timeout: a run never ready is stopped as a crash and restarted") {
+    TempDir dir;
+    std::string ready;
+    SUBCASE("an exec probe that never succeeds") {
+        ready = "[ready]\nexec = [\"false\"]\ninterval = \"100ms\"\ntimeout = \"600ms\"\n";
+    }
+    SUBCASE("notify = true and no READY=1") {
+        ready = "[ready]\nnotify = true\ntimeout = \"600ms\"\n";
+    }
+    dir.service("svc",
+                sh_command("exec sleep 1000") + restart_table("on_crash", "100ms", 1.0, 1) + ready);
+    Daemon pkitd(dir);
+    pkitd.wait_ready();
+    Client client = pkitd.client();
+
+    json s = wait_status(client, "svc", state_is("failed"), 10s, "two runs time out");
+    CHECK(s["stopped"] == "restarts_exhausted");
+    CHECK(s["run"] == 2);
+    CHECK(s["restarts"] == 1);
+    CHECK(s["ready"] == false);
+    CHECK(last_exit(s)["killed_by"] == "ready_timeout");
+    CHECK(last_exit(s)["signal"] == "SIGTERM");
+    CHECK(last_exit(s)["duration"].get<double>() >= 0.55);
+    CHECK(last_exit(s)["duration"].get<double>() < 3.0);
+    CHECK(pkitd.stop() == 0);
+}
