@@ -146,3 +146,31 @@ TEST_CASE("health tcp probe: nothing listening is a failure, and a listener is h
         CHECK(pkitd.stop() == 0);
     }
 }
+
+TEST_CASE("health exec probe: a probe past its timeout fails and its whole group is killed") {
+    TempDir dir;
+    // The probe leaves a background child in its process group, then hangs.
+    dir.service("svc", sh_command("exec sleep 1000") + restart_table("never", "50ms") +
+                           "[health]\nexec = [\"/bin/sh\", \"-c\", \"sleep 3001 & exec sleep "
+                           "3002\"]\ninterval = \"200ms\"\ntimeout = \"300ms\"\nfailures = 2\n");
+    Daemon pkitd(dir);
+    pkitd.wait_ready();
+    Client client = pkitd.client();
+    json s = wait_status(client, "svc", state_is("failed"), 10s, "a liveness kill");
+    // Under policy never, a liveness kill ends supervision as unhealthy.
+    CHECK(s["stopped"] == "unhealthy");
+    CHECK(s["liveness_kills"] == 1);
+    CHECK(last_exit(s)["killed_by"] == "liveness");
+    CHECK(failed_probe_lines(pkitd) == 2);
+
+    auto probe_leftovers = [&] {
+        auto procs = marker_processes(dir.str());
+        std::erase_if(procs, [](const ProcInfo& p) {
+            return p.cmdline.find("sleep 300") == std::string::npos;
+        });
+        return procs;
+    };
+    wait_for([&] { return probe_leftovers().empty(); }, 5s, "no probe process left",
+             [&] { return describe(probe_leftovers()); });
+    CHECK(pkitd.stop() == 0);
+}

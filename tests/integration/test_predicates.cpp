@@ -151,3 +151,39 @@ TEST_CASE("predicate gate order: a run matching stop_when and give_up_when ends 
     CHECK_MESSAGE(text.find("stop_when.output_matches") != std::string::npos, text);
     CHECK(pkitd.stop() == 0);
 }
+
+TEST_CASE("predicate output_matches searches only the ended run's own output") {
+    TempDir dir;
+    // Run 1 prints the pattern and exits clean (give_up_when is not consulted for a
+    // clean run); run 2 crashes silently: the FATAL of run 1 must not make it give up.
+    const std::string once = dir.file("once");
+    dir.service("svc", sh_command("if [ -e " + once + " ]; then exit 1; fi; touch " + once +
+                                  "; echo FATAL; exit 0") +
+                           restart_table("always", "50ms", 1.0, 1) +
+                           "[give_up_when]\noutput_matches = \"FATAL\"\n");
+    Daemon pkitd(dir);
+    pkitd.wait_ready();
+    json s = wait_end(pkitd, "failed");
+    CHECK(s["stopped"] == "restarts_exhausted");
+    CHECK(s["run"] == 3);
+    CHECK(pkitd.stop() == 0);
+}
+
+TEST_CASE("predicate give_up_when signals and output_matches on stderr give up") {
+    TempDir dir;
+    SUBCASE("signals") {
+        dir.service("svc", sh_command("kill -TERM $$") + restart_table("on_crash", "50ms") +
+                               "[give_up_when]\nsignals = [\"TERM\"]\n");
+    }
+    SUBCASE("output_matches on a stderr line") {
+        dir.service("svc", sh_command("echo 'bad config: port' >&2; exit 2") +
+                               restart_table("on_crash", "50ms") +
+                               "[give_up_when]\noutput_matches = \"^bad config: \"\n");
+    }
+    Daemon pkitd(dir);
+    pkitd.wait_ready();
+    json s = wait_end(pkitd, "failed");
+    CHECK(s["stopped"] == "gave_up");
+    CHECK(s["run"] == 1);
+    CHECK(pkitd.stop() == 0);
+}
