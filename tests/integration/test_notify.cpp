@@ -138,6 +138,28 @@ TEST_CASE("notify: READY=1 from a live process outside the run's group is ignore
     CHECK(pkitd.stop() == 0);
 }
 
+TEST_CASE("notify: EXTEND_TIMEOUT_USEC moves the ready deadline") {
+    if (!can_send_raw()) {
+        PKIT_SKIP("neither socat nor python3 is installed");
+    }
+    TempDir dir;
+    // Ready after about 1.5 s, past the 800 ms timeout, but 3 s were asked for first.
+    dir.service("svc", sh_command(notify("EXTEND_TIMEOUT_USEC=3000000") + "sleep 1.5; " +
+                                  notify("READY=1") + "exec sleep 1000") +
+                           restart_table("never", "50ms") +
+                           "[ready]\nnotify = true\ntimeout = \"800ms\"\n");
+    Daemon pkitd(dir);
+    pkitd.wait_ready();
+    Client client = pkitd.client();
+    json s = wait_status(
+        client, "svc", [](const json& st) { return st["state"] != "starting"; }, 10s,
+        "the run leaves starting");
+    CHECK(s["state"] == "running");
+    CHECK(s["run"] == 1);
+    CHECK(s["last_exit"].is_null());
+    CHECK(pkitd.stop() == 0);
+}
+
 TEST_CASE("notify watchdog: a run that stops sending WATCHDOG=1 is killed by liveness") {
     if (!can_send_raw()) {
         PKIT_SKIP("neither socat nor python3 is installed");

@@ -4,6 +4,8 @@
 
 #include <sys/stat.h>
 
+#include <thread>
+
 #include "tests/integration/harness.hpp"
 
 using namespace pkit::itest;
@@ -91,5 +93,49 @@ TEST_CASE("ready timeout: a run never ready is stopped as a crash and restarted"
     CHECK(last_exit(s)["signal"] == "SIGTERM");
     CHECK(last_exit(s)["duration"].get<double>() >= 0.55);
     CHECK(last_exit(s)["duration"].get<double>() < 3.0);
+    CHECK(pkitd.stop() == 0);
+}
+
+TEST_CASE("ready probe: liveness probes start only once the run is ready") {
+    TempDir dir;
+    const std::string ready_file = dir.file("ready");
+    // The liveness probe always fails: only the readiness gate holds it back.
+    dir.service("svc", sh_command("exec sleep 1000") + restart_table("never", "50ms") +
+                           "[ready]\nexec = [\"test\", \"-f\", " + toml_str(ready_file) +
+                           "]\ninterval = \"100ms\"\n" +
+                           "[health]\nexec = [\"false\"]\ninterval = \"100ms\"\nfailures = 1\n");
+    Daemon pkitd(dir);
+    pkitd.wait_ready();
+    Client client = pkitd.client();
+    EventStream events(pkitd.socket());
+    // Ten liveness intervals while starting: no probe, no kill.
+    const auto deadline = Clock::now() + 1s;
+    while (Clock::now() < deadline) {
+        json s = status(client, "svc");
+        REQUIRE(s["state"] == "starting");
+        CHECK(s["liveness_kills"] == 0);
+        CHECK(s["health"]["status"] == "unknown");
+        std::this_thread::sleep_for(100ms);
+    }
+
+    write_file(ready_file, "");
+    json s = wait_status(client, "svc", state_is("failed"), 5s, "killed once ready");
+    CHECK(s["stopped"] == "unhealthy");
+    CHECK(s["liveness_kills"] == 1);
+    events.until([](const json& e) { return e.value("type", "") == "liveness_kill"; }, 5s,
+                 "liveness_kill");
+    int ready_at = -1;
+    int kill_at = -1;
+    const auto& seen = events.seen();
+    for (std::size_t i = 0; i < seen.size(); ++i) {
+        if (seen[i].value("type", "") == "ready") {
+            ready_at = static_cast<int>(i);
+        } else if (seen[i].value("type", "") == "liveness_kill" && kill_at < 0) {
+            kill_at = static_cast<int>(i);
+        }
+    }
+    INFO("events: " << json(seen).dump());
+    CHECK(ready_at >= 0);
+    CHECK(ready_at < kill_at);
     CHECK(pkitd.stop() == 0);
 }

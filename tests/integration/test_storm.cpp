@@ -111,3 +111,18 @@ TEST_CASE("storm: operator restarts count against neither max_restarts nor the s
     CHECK(s["run"] == 6);
     CHECK(pkitd.stop() == 0);
 }
+
+TEST_CASE("storm: crashes spread out beyond the decay never trip the guard") {
+    TempDir dir;
+    // 100 ms half-life, crashes at least 300 ms apart: each lands at about 1.1.
+    dir.service("svc", sh_command("exit 1") + restart_table("on_crash", "300ms", 1.0, 4) +
+                           storm_table("1.5", "100ms", "30s"));
+    Daemon pkitd(dir);
+    pkitd.wait_ready();
+    Client client = pkitd.client();
+    json s = wait_status(client, "svc", state_is("failed"), 10s, "restarts exhausted");
+    CHECK(s["stopped"] == "restarts_exhausted");
+    CHECK(s["run"] == 5);
+    CHECK(s["storm_pauses"] == 0);
+    CHECK(pkitd.stop() == 0);
+}
