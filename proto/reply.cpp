@@ -3,11 +3,21 @@
 namespace pkit::proto {
 
 std::string to_line(const json& value) {
-    return value.dump(-1, ' ', false, json::error_handler_t::replace) + "\n";
+    std::string line = value.dump(-1, ' ', false, json::error_handler_t::replace);
+    line.push_back('\n');
+    return line;
 }
 
 std::string ok_reply(const json& id, const json& result) {
     return to_line(json{{"id", id}, {"ok", true}, {"result", result}});
+}
+
+std::string ok_reply(const json& id, json&& result) {
+    json reply = json::object();
+    reply["id"] = id;
+    reply["ok"] = true;
+    reply["result"] = std::move(result);
+    return to_line(reply);
 }
 
 std::string error_reply(const json& id, ErrorCode code, std::string_view message) {

@@ -16,6 +16,8 @@
 namespace pkit::proto {
 
 std::string ok_reply(const json& id, const json& result);
+// The same, taking the result over instead of copying it.
+std::string ok_reply(const json& id, json&& result);
 std::string error_reply(const json& id, ErrorCode code, std::string_view message);
 std::string error_reply(const Error& error);
 std::string event_line(const json& id, const json& event);

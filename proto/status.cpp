@@ -1,5 +1,9 @@
 #include "proto/status.hpp"
 
+#include <string>
+#include <type_traits>
+
+#include "proto/json_writer.hpp"
 #include "proto/optional_json.hpp"
 
 namespace pkit::proto {
@@ -8,11 +12,163 @@ using detail::field_from_json;
 using detail::optional_from_json;
 using detail::optional_to_json;
 
+namespace {
+
+// The members of each object, defined once for both writers: f(key, value) in key
+// order, since nlohmann's objects sort their keys, so to_json and the JsonWriter give
+// the same bytes. S is the struct, const or not.
+template <typename S, typename F>
+void exit_members(S& v, F&& f) {
+    f("at", v.at);
+    f("code", v.code);
+    f("duration", v.duration);
+    f("killed_by", v.killed_by);
+    f("signal", v.signal);
+    f("timed_out", v.timed_out);
+}
+
+template <typename S, typename F>
+void health_members(S& v, F&& f) {
+    f("failures", v.failures);
+    f("status", v.status);
+}
+
+template <typename S, typename F>
+void service_members(S& v, F&& f) {
+    f("group", v.group);
+    f("health", v.health);
+    f("last_exit", v.last_exit);
+    f("last_launch_error", v.last_launch_error);
+    f("liveness_kills", v.liveness_kills);
+    f("name", v.name);
+    f("next_restart_in", v.next_restart_in);
+    f("notify_status", v.notify_status);
+    f("pid", v.pid);
+    f("ready", v.ready);
+    f("restarts", v.restarts);
+    f("run", v.run);
+    f("started_at", v.started_at);
+    f("state", v.state);
+    f("stopped", v.stopped);
+    f("storm_pauses", v.storm_pauses);
+    f("uptime", v.uptime);
+}
+
+template <typename S, typename F>
+void daemon_members(S& v, F&& f) {
+    f("config_dir", v.config_dir);
+    f("orphans_reaped", v.orphans_reaped);
+    f("pid", v.pid);
+    f("protocol", v.protocol);
+    f("socket", v.socket);
+    f("state", v.state);
+    f("storm_pauses", v.storm_pauses);
+    f("uptime", v.uptime);
+    f("version", v.version);
+}
+
+// Builds an nlohmann object from a member list.
+template <typename S, typename Members>
+json object_from(const S& value, Members members) {
+    json out = json::object();
+    members(value, [&](const char* key, const auto& member) {
+        if constexpr (requires { member.has_value(); }) {
+            out[key] = optional_to_json(member);
+        } else {
+            out[key] = json(member);
+        }
+    });
+    return out;
+}
+
+void write(JsonWriter& w, const ExitInfo& value);
+void write(JsonWriter& w, const HealthInfo& value);
+
+// Writes one member's value: scalars directly, nested objects through write().
+template <typename T>
+void write_member(JsonWriter& w, const T& member) {
+    if constexpr (requires { member.has_value(); }) {
+        if (member) {
+            write_member(w, *member);
+        } else {
+            w.null();
+        }
+    } else if constexpr (std::is_same_v<T, ExitInfo> || std::is_same_v<T, HealthInfo>) {
+        write(w, member);
+    } else {
+        w.value(member);
+    }
+}
+
+template <typename S, typename Members>
+void write_object(JsonWriter& w, const S& value, Members members) {
+    w.begin_object();
+    members(value, [&](const char* key, const auto& member) {
+        w.key(key);
+        write_member(w, member);
+    });
+    w.end_object();
+}
+
+constexpr auto k_exit = [](auto& v, auto&& f) { exit_members(v, f); };
+constexpr auto k_health = [](auto& v, auto&& f) { health_members(v, f); };
+constexpr auto k_service = [](auto& v, auto&& f) { service_members(v, f); };
+constexpr auto k_daemon = [](auto& v, auto&& f) { daemon_members(v, f); };
+
+void write(JsonWriter& w, const ExitInfo& value) {
+    write_object(w, value, k_exit);
+}
+void write(JsonWriter& w, const HealthInfo& value) {
+    write_object(w, value, k_health);
+}
+
+void write_services(JsonWriter& w, const std::vector<ServiceStatus>& services) {
+    w.key("services");
+    w.begin_array();
+    for (const ServiceStatus& service : services) {
+        write_object(w, service, k_service);
+    }
+    w.end_array();
+}
+
+// {"id":ID,"ok":true,"result":{ then the result's members, then }}\n.
+template <typename Body>
+std::string reply_with(const json& id, std::size_t services, Body body) {
+    std::string out;
+    // About 300 bytes a service: one allocation for the whole reply.
+    out.reserve(256 + services * 320);
+    JsonWriter w(out);
+    w.begin_object();
+    w.key("id");
+    w.value(id);
+    w.key("ok");
+    w.value(true);
+    w.key("result");
+    w.begin_object();
+    body(w);
+    w.end_object();
+    w.end_object();
+    out.push_back('\n');
+    return out;
+}
+
+}  // namespace
+
+std::string ok_reply(const json& id, const StatusResult& result) {
+    return reply_with(id, result.services.size(), [&](JsonWriter& w) {
+        w.key("daemon");
+        write_object(w, result.daemon, k_daemon);
+        write_services(w, result.services);
+    });
+}
+
+std::string ok_reply(const json& id, const ServicesResult& result) {
+    return reply_with(id, result.services.size(),
+                      [&](JsonWriter& w) { write_services(w, result.services); });
+}
+
 void to_json(json& out, const ExitInfo& value) {
-    out = json{
-        {"code", optional_to_json(value.code)}, {"signal", optional_to_json(value.signal)},
-        {"duration", value.duration},           {"at", value.at},
-        {"timed_out", value.timed_out},         {"killed_by", optional_to_json(value.killed_by)}};
+    out = object_from(value, k_exit);
 }
 
 void from_json(const json& in, ExitInfo& value) {
@@ -25,7 +181,7 @@ void from_json(const json& in, ExitInfo& value) {
 }
 
 void to_json(json& out, const HealthInfo& value) {
-    out = json{{"status", value.status}, {"failures", value.failures}};
+    out = object_from(value, k_health);
 }
 
 void from_json(const json& in, HealthInfo& value) {
@@ -34,23 +190,7 @@ void from_json(const json& in, HealthInfo& value) {
 }
 
 void to_json(json& out, const ServiceStatus& value) {
-    out = json{{"name", value.name},
-               {"state", value.state},
-               {"group", optional_to_json(value.group)},
-               {"pid", optional_to_json(value.pid)},
-               {"run", value.run},
-               {"started_at", optional_to_json(value.started_at)},
-               {"uptime", optional_to_json(value.uptime)},
-               {"ready", value.ready},
-               {"restarts", value.restarts},
-               {"storm_pauses", value.storm_pauses},
-               {"liveness_kills", value.liveness_kills},
-               {"stopped", optional_to_json(value.stopped)},
-               {"next_restart_in", optional_to_json(value.next_restart_in)},
-               {"health", optional_to_json(value.health)},
-               {"notify_status", optional_to_json(value.notify_status)},
-               {"last_exit", optional_to_json(value.last_exit)},
-               {"last_launch_error", optional_to_json(value.last_launch_error)}};
+    out = object_from(value, k_service);
 }
 
 void from_json(const json& in, ServiceStatus& value) {
@@ -74,15 +214,7 @@ void from_json(const json& in, ServiceStatus& value) {
 }
 
 void to_json(json& out, const DaemonStatus& value) {
-    out = json{{"pid", value.pid},
-               {"version", value.version},
-               {"protocol", value.protocol},
-               {"uptime", value.uptime},
-               {"config_dir", value.config_dir},
-               {"socket", value.socket},
-               {"state", value.state},
-               {"orphans_reaped", value.orphans_reaped},
-               {"storm_pauses", value.storm_pauses}};
+    out = object_from(value, k_daemon);
 }
 
 void from_json(const json& in, DaemonStatus& value) {
