@@ -56,8 +56,10 @@ struct SocketOptions {
     // Root and pkitd's own uid are always served. Tests turn this off to see the
     // forbidden path while running as root.
     bool trust_root_and_self = true;
-    // A client whose unwritten output exceeds this is disconnected rather than
-    // buffered without bound (SPEC: writes to slow readers are buffered with a bound).
+    // Writes to slow readers are buffered with a bound. A client whose replies back
+    // up past a quarter of this has its next requests wait (and is not read) until it
+    // has read them; a streaming client (events, logs --follow) whose unwritten output
+    // would pass this is disconnected, since it may never read.
     std::size_t max_backlog_bytes = 4 * 1024 * 1024;
 };
 

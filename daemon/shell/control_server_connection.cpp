@@ -63,7 +63,15 @@ bool ControlServer::Connection::send(std::string line) {
     if (m_closed || m_finishing) {
         return false;
     }
-    return write(std::move(line));
+    return write(std::move(line), true);
+}
+
+std::size_t ControlServer::Connection::backlog() const {
+    return m_closed ? 0 : uv_stream_get_write_queue_size(m_pipe.as_stream());
+}
+
+bool ControlServer::Connection::backlogged() const {
+    return backlog() > m_server.m_options.max_backlog_bytes / 4;
 }
 
 void ControlServer::Connection::start_stream() {
@@ -123,8 +131,18 @@ void ControlServer::Connection::on_read(uv_stream_t* stream, ssize_t nread,
 void ControlServer::Connection::on_write(uv_write_t* request, int status) {
     std::unique_ptr<WriteRequest> owned(reinterpret_cast<WriteRequest*>(request));
     auto* self = static_cast<Connection*>(request->handle->data);
-    if (self != nullptr && status < 0) {
-        self->close();  // the client went away (EPIPE, ECONNRESET)
+    if (self == nullptr) {
+        return;
+    }
+    try {
+        if (status < 0) {
+            self->close();  // the client went away (EPIPE, ECONNRESET)
+        } else if (self->m_paused && !self->backlogged()) {
+            // The client has read enough: handle its next requests.
+            self->pump();
+        }
+    } catch (...) {
+        self->close();  // only allocation failure gets here
     }
 }
 
@@ -157,14 +175,25 @@ void ControlServer::Connection::pump() {
     }
     m_pumping = true;
     std::string line;
-    while (!m_closed && !m_busy && !m_streaming && !m_finishing && next_line(line)) {
+    // A client that pipelines requests with big replies (status of a thousand services)
+    // faster than it reads them is paused, not dropped: its next request waits until
+    // on_write finds the backlog below the mark again.
+    m_paused = false;
+    while (!m_closed && !m_busy && !m_streaming && !m_finishing) {
+        if (backlogged()) {
+            m_paused = true;
+            break;
+        }
+        if (!next_line(line)) {
+            break;
+        }
         handle_line(line);
     }
     m_pumping = false;
     if (m_closed || m_finishing) {
         return;
     }
-    if (!m_busy && m_eof) {
+    if (!m_busy && !m_paused && m_eof) {
         finish();  // every request the client sent has its reply
         return;
     }
@@ -228,7 +257,8 @@ void ControlServer::Connection::handle_line(std::string_view line) {
 void ControlServer::Connection::update_reading() {
     // While a request waits for its reply, read ahead only one line's worth: a client
     // pipelining without end is held back by the kernel, not by pkitd's memory.
-    bool want = m_served && !m_eof && !m_finishing &&
+    // A paused client is not read either: its requests wait in the kernel's buffer.
+    bool want = m_served && !m_eof && !m_finishing && !m_paused &&
                 (!m_busy || m_input.size() - m_start <= proto::k_max_line_bytes);
     if (want && !m_reading) {
         m_reading = uv_read_start(m_pipe.as_stream(), &on_alloc, &on_read) == 0;
@@ -238,14 +268,16 @@ void ControlServer::Connection::update_reading() {
     }
 }
 
-bool ControlServer::Connection::write(std::string line) {
+bool ControlServer::Connection::write(std::string line, bool bounded) {
     if (m_closed) {
         return false;
     }
-    // One line larger than the bound may go out on an idle connection (a big `logs`
-    // result); a backlog that keeps growing may not.
-    std::size_t queued = uv_stream_get_write_queue_size(m_pipe.as_stream());
-    if (queued > 0 && queued + line.size() > m_server.m_options.max_backlog_bytes) {
+    // Replies need no bound here: requests are handled only below the pause mark, so a
+    // reply backlog stays under the mark plus one reply. Stream lines come whether the
+    // client reads or not: one larger than the bound may go out on an idle connection,
+    // a backlog that keeps growing may not.
+    std::size_t queued = backlog();
+    if (bounded && queued > 0 && queued + line.size() > m_server.m_options.max_backlog_bytes) {
         close();
         return false;
     }

@@ -1,6 +1,7 @@
 #pragma once
 // One client connection of the control server: NDJSON framing, one request in flight
-// at a time, bounded output, and an orderly end after a half-close. Internal to the
+// at a time, bounded output (requests paused while replies back up, streams dropped when
+// their client never reads), and an orderly end after a half-close. Internal to the
 // control server; the daemon only ever sees ConnectionIds.
 
 #include <cstddef>
@@ -55,8 +56,14 @@ private:
     bool next_line(std::string& line);
     void handle_line(std::string_view line);
     void update_reading();
-    // Queues `line` for writing; drops the connection when its backlog overflows.
-    bool write(std::string line);
+    // Queues `line` for writing. With `bounded` (stream lines), drops the connection
+    // instead when its backlog would pass max_backlog_bytes.
+    bool write(std::string line, bool bounded = false);
+    // Bytes queued and not yet taken by the kernel.
+    std::size_t backlog() const;
+    // Above the pause mark (a quarter of max_backlog_bytes): no request is handled and
+    // nothing read until the client has read its replies.
+    bool backlogged() const;
     // Writes what is queued, then closes: the end of a half-closed or refused client.
     void finish();
 
@@ -72,6 +79,7 @@ private:
     bool m_streaming = false;
     bool m_eof = false;      // the client shut down its writing side
     bool m_pumping = false;  // pump() is on the stack; reply() must not re-enter
+    bool m_paused = false;   // requests wait for the backlog to drain (on_write resumes)
     bool m_finishing = false;
     bool m_closed = false;
 };

@@ -52,6 +52,43 @@ TEST_CASE("a client that stops reading is dropped; another's ping is answered me
     CHECK(loop.close() == 0);
 }
 
+TEST_CASE("pipelined requests with big replies all get them, in order, however slow the reader") {
+    TestLoop loop;
+    TempDir dir;
+    FakeHandler handler;
+    handler.ping_reply_bytes = 300 * 1024;  // a status of a thousand services
+    std::string path = dir.path() + "/pkitd.sock";
+    SocketOptions options;
+    options.max_backlog_bytes = 1024 * 1024;
+    {
+        auto server = open_server(loop, path, handler, options);
+        RawClient client(loop, path);
+        // 20 replies are 6 MB: six times the bound, far more than the kernel buffers.
+        std::string requests;
+        for (int i = 0; i < 20; ++i) {
+            requests += "{\"id\":" + std::to_string(i) + ",\"cmd\":\"ping\"}\n";
+        }
+        REQUIRE(client.write(requests));
+        client.shutdown_write();
+        // Not reading for a while: the server pauses instead of dropping the client.
+        for (int k = 0; k < 20; ++k) {
+            uv_run(loop.get(), UV_RUN_NOWAIT);
+        }
+        CHECK(handler.requests < 20);
+        CHECK(handler.disconnected.empty());
+        for (int i = 0; i < 20; ++i) {
+            auto reply = client.read_line();
+            REQUIRE(reply.has_value());
+            auto parsed = parse_line(*reply);
+            CHECK(parsed["id"] == i);
+            CHECK(parsed["result"]["pad"].get<std::string>().size() == 300 * 1024);
+        }
+        CHECK(client.wait_closed());
+        CHECK(handler.requests == 20);
+    }
+    CHECK(loop.close() == 0);
+}
+
 TEST_CASE("a thousand concurrent connections are all served") {
     // Both ends of every connection live in this process: two descriptors each.
     rlimit limit{};

@@ -25,9 +25,14 @@ void FakeHandler::on_request(ConnectionId connection, proto::Request request) {
             streams.push_back(connection);
             server->reply(connection, proto::ok_reply(request.id, proto::json::object()));
             return;
-        default:
-            server->reply(connection, proto::ok_reply(request.id, {{"pong", true}}));
+        default: {
+            proto::json result{{"pong", true}};
+            if (ping_reply_bytes > 0) {
+                result["pad"] = std::string(ping_reply_bytes, 'p');
+            }
+            server->reply(connection, proto::ok_reply(request.id, std::move(result)));
             return;
+        }
     }
 }
 

@@ -25,6 +25,8 @@ public:
     void release_one();
 
     ControlServer* server = nullptr;
+    // When set, a ping's result also carries "pad": a string of this many bytes.
+    std::size_t ping_reply_bytes = 0;
     std::vector<ConnectionId> held;
     std::vector<ConnectionId> streams;
     std::vector<ConnectionId> disconnected;
