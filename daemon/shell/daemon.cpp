@@ -36,11 +36,29 @@ Daemon::Daemon(uv_loop_t* loop, config::Tree tree, DaemonOptions options)
       m_probes(loop,
                [this](std::size_t service, std::uint64_t run, core::ProbePurpose purpose, bool ok,
                       std::string detail) { on_probe_result(service, run, purpose, ok, detail); }),
-      m_notify(m_supervisor.size()) {}
+      m_launches(
+          loop,
+          [this](std::size_t service, std::uint64_t run,
+                 std::expected<Launched, LaunchFailure> outcome) {
+              on_launched(service, run, std::move(outcome));
+          },
+          [this] { pump(); }),
+      m_pump_soon(loop),
+      m_notify(m_supervisor.size()),
+      m_pipes(m_supervisor.size()) {}
 
 Daemon::~Daemon() = default;
 
 core::Now Daemon::now() const { return read_clock(); }
+
+core::Supervisor& Daemon::supervisor() {
+    if (resolve_launches() > 0 && !m_pumping) {
+        // Not pumped here: the caller may be in the middle of its own loop over
+        // what a pump changes (replies, followers).
+        m_pump_soon.start(0, [this] { pump(); });
+    }
+    return m_supervisor;
+}
 
 double Daemon::uptime() const {
     return std::chrono::duration<double>(std::chrono::steady_clock::now() - m_started).count();
@@ -50,6 +68,10 @@ int Daemon::run() {
     // Writes to a vanished client or reader must come back as EPIPE, not kill pkitd.
     // Runs get default dispositions back before exec (the launcher resets them).
     ::signal(SIGPIPE, SIG_IGN);
+    if (auto raised = raise_nofile_limit(); !raised) {
+        log("warning", std::string("cannot raise the open file limit: ") +
+                           std::strerror(raised.error()));
+    }
     if (auto subreaper = become_subreaper_unless_pid1(); !subreaper) {
         log("warning", std::string("cannot become a child subreaper: ") +
                            std::strerror(subreaper.error()));
@@ -138,7 +160,9 @@ void Daemon::emit(const core::Event& event) {
         proto::json line = event_json(event);
         line["level"] = "info";
         line["msg"] = event_text(event);
-        m_stderr.write_line(proto::to_line(line).substr(0, proto::to_line(line).size() - 1));
+        std::string text = proto::to_line(line);
+        text.pop_back();
+        m_stderr.write_line(text);
     } else {
         m_stderr.write_line("pkitd: " + event_text(event));
     }
@@ -164,6 +188,10 @@ void Daemon::on_child(pid_t pid, int wait_status) {
     if (m_probes.on_child_exit(pid, wait_status)) {
         return;  // an exec probe's: its result went to on_probe_result
     }
+    if (m_launches.on_exit(pid)) {
+        pump();  // a failed launch's child: its failure went to on_launch_failed
+        return;
+    }
     if (auto service = m_supervisor.service_of(pid)) {
         // Everything the run wrote before it exited is in its pipes now: read it, so
         // that output_matches sees the run's last lines.
@@ -188,6 +216,7 @@ void Daemon::on_signal(int signo) {
         // A second SIGTERM or SIGINT: no more waiting.
         log("warning", std::string("second ") + sigabbrev_np(signo) +
                            ": killing every remaining process group");
+        resolve_launches();  // so that every child has a pid to kill
         kill_everything();
         m_exit_signal = signo;
         m_exit_status = 128 + signo;
@@ -202,6 +231,8 @@ void Daemon::request_shutdown(const std::string& why) {
         return;
     }
     log("info", "shutting down: " + why);
+    // A run still between fork and exec has no pid the core could stop yet.
+    resolve_launches();
     m_supervisor.shutdown(now());
     pump();
 }

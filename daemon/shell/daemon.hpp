@@ -5,7 +5,8 @@
 // writes. No restart policy lives here.
 //
 //   kernel ──SIGCHLD──▶ Reaper ──on_exit──▶ Supervisor ──Actions──▶ execute()
-//   pipes ──lines──▶ LineReader ──on_output──▶ tails      │  Spawn  → launch() → on_spawned
+//   pipes ──lines──▶ LineReader ──on_output──▶ tails      │  Spawn  → start_launch()
+//   report pipe ──▶ PendingLaunches ──on_spawned/on_launch_failed──▶ Supervisor
 //   timer ──on_time──▶ Supervisor                         │  Signal → kill()
 //   socket ──Request──▶ ControlHandler ──commands──▶      │  Emit   → log + events stream
 //                                                         └  Exit   → leave the loop
@@ -13,6 +14,7 @@
 #include <uv.h>
 
 #include <cstdint>
+#include <expected>
 #include <memory>
 #include <optional>
 #include <random>
@@ -24,6 +26,7 @@
 #include "daemon/shell/line_reader.hpp"
 #include "daemon/shell/notify_socket.hpp"
 #include "daemon/shell/output_writer.hpp"
+#include "daemon/shell/pending_launch.hpp"
 #include "daemon/shell/probe_runner.hpp"
 #include "daemon/shell/reaper.hpp"
 #include "daemon/shell/uv_handle.hpp"
@@ -53,7 +56,12 @@ public:
     int run();
 
     // --- Used by the control handler -----------------------------------------------
-    core::Supervisor& supervisor() { return m_supervisor; }
+    // For commands: first resolves the launches still between fork and exec (blocking
+    // until each child has exec'd or failed), because the core can stop only a run
+    // whose pid it knows; a pump follows from the loop. Reads use the const overload,
+    // which never blocks.
+    core::Supervisor& supervisor();
+    const core::Supervisor& supervisor() const { return m_supervisor; }
     core::Now now() const;
     // Executes the Supervisor's pending actions (and those they cause) and re-arms the
     // deadline timer. Call after every Supervisor input.
@@ -70,7 +78,6 @@ public:
 private:
     // The open output pipes of one run.
     struct RunPipes {
-        std::size_t service;
         std::uint64_t run;
         std::unique_ptr<LineReader> out;
         std::unique_ptr<LineReader> err;
@@ -84,7 +91,12 @@ private:
 
     void execute(const core::Action& action);
     void spawn(std::size_t service, std::uint64_t run);
-    void attach_pipes(std::size_t service, std::uint64_t run, int fd, core::Stream stream);
+    // A launch's outcome (from PendingLaunches): feeds the Supervisor, without pumping.
+    void on_launched(std::size_t service, std::uint64_t run,
+                     std::expected<Launched, LaunchFailure> outcome);
+    // Resolves every launch in flight (see supervisor()); returns how many.
+    std::size_t resolve_launches();
+    void attach_pipes(std::size_t service, RunPipes& pipes, int fd, core::Stream stream);
     void on_line(std::size_t service, std::uint64_t run, core::Stream stream,
                  std::string_view text);
     void drain_pipes(std::size_t service);
@@ -104,6 +116,10 @@ private:
     // The run's main process exited: what served only that run goes.
     void end_run(std::size_t service);
     void prune_leftovers();
+    // Forgets the pipes of `service`'s runs that have reached end of file.
+    void sweep_pipes(std::size_t service);
+    // The open pipes of `service`'s runs (the table grows when a reload adds services).
+    std::vector<std::unique_ptr<RunPipes>>& pipes_of(std::size_t service);
     void kill_everything();
     void finish(int status);
 
@@ -120,12 +136,17 @@ private:
     std::vector<std::unique_ptr<UvHandle<uv_signal_t>>> m_signals;
     std::unique_ptr<ControlHandlerImpl> m_control;
     ProbeRunner m_probes;
+    PendingLaunches m_launches;
+    // Pumps from the loop after supervisor() resolved launches outside a pump.
+    Timer m_pump_soon;
     // The current run's sd_notify socket, per service (null for most).
     std::vector<std::unique_ptr<NotifySocket>> m_notify;
 
-    // Pipes of runs still open, the current run's and those of ended runs whose
-    // leftovers keep writing; removed at end of file.
-    std::vector<std::unique_ptr<RunPipes>> m_pipes;
+    // Pipes of runs still open, per service: the current run's and those of ended runs
+    // whose leftovers keep writing; removed at end of file.
+    std::vector<std::vector<std::unique_ptr<RunPipes>>> m_pipes;
+    // Services with a pipe at end of file since the last sweep.
+    std::vector<std::size_t> m_pipes_to_sweep;
     std::vector<Leftover> m_leftovers;
     std::uint64_t m_orphans = 0;
     bool m_pumping = false;

@@ -8,6 +8,7 @@
 #include <sys/resource.h>
 #include <sys/types.h>
 
+#include <initializer_list>
 #include <optional>
 #include <string>
 #include <vector>
@@ -38,6 +39,8 @@ struct ChildPlan {
     std::vector<char*> argv;
     std::vector<char*> envp;
     std::optional<mode_t> umask;
+    // pkitd's original RLIMIT_NOFILE, given back before the service's own rlimits.
+    std::optional<rlimit> nofile;
     std::vector<ChildRlimit> rlimits;
     bool change_credentials = false;
     uid_t uid = 0;
@@ -52,8 +55,11 @@ struct ChildFds {
     int report_fd;
 };
 
+// Closes each fd that is >= 0 (parent side).
+void close_fds(std::initializer_list<int> fds);
+
 // Runs in the freshly forked child with every signal blocked: new session, default
-// dispositions, empty mask, stdio, no other fd across exec, umask, rlimits, cwd,
+// dispositions, empty mask, stdio, no other fd across exec, RLIMIT_NOFILE, umask, rlimits, cwd,
 // credentials, execve. Never returns: on failure it writes a ChildReport to
 // fds.report_fd and calls _exit(127).
 [[noreturn]] void run_child(const ChildPlan& plan, ChildFds fds);

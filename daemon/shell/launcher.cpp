@@ -94,60 +94,16 @@ std::expected<Credentials, LaunchFailure> resolve_credentials(const config::Serv
     return result;
 }
 
-LaunchError exec_error_kind(int error) {
-    switch (error) {
-        case ENOENT:
-        case ENOTDIR:
-            return LaunchError::not_found;
-        case EACCES:
-        case EPERM:
-            return LaunchError::permission_denied;
-        case ENOEXEC:
-            return LaunchError::exec_format;
-        case EAGAIN:
-        case ENOMEM:
-        case EMFILE:
-        case ENFILE:
-            return LaunchError::resources;
-        default:
-            return LaunchError::other;
-    }
-}
-
-LaunchFailure describe(const ChildReport& report, const config::ServiceSpec& spec,
-                       const ChildPlan& plan, const Credentials& credentials) {
-    const char* reason = std::strerror(report.error);
-    switch (static_cast<ChildStage>(report.stage)) {
-        case ChildStage::setup:
-            return make_failure(LaunchError::resources, "child setup", reason);
-        case ChildStage::rlimit: {
-            std::string what = "rlimit";
-            if (report.index >= 0 && static_cast<std::size_t>(report.index) < spec.rlimits.size()) {
-                what += " " + spec.rlimits[static_cast<std::size_t>(report.index)].name;
-            }
-            return make_failure(LaunchError::resources, what, reason);
-        }
-        case ChildStage::cwd:
-            return make_failure(LaunchError::bad_cwd, plan.cwd, reason);
-        case ChildStage::credentials:
-            return make_failure(LaunchError::bad_user, credentials.label, reason);
-        case ChildStage::exec:
-            return make_failure(exec_error_kind(report.error), plan.path, reason);
-    }
-    return make_failure(LaunchError::other, plan.path, reason);
-}
-
-void close_all(std::initializer_list<int> fds) {
-    for (int fd : fds) {
-        if (fd >= 0) {
-            close(fd);
-        }
-    }
+// The soft RLIMIT_NOFILE pkitd was started with, once raise_nofile_limit() has raised
+// it: a fact about the process, set once before the first fork.
+std::optional<rlimit>& original_nofile() {
+    static std::optional<rlimit> value;
+    return value;
 }
 
 }  // namespace
 
-std::expected<Launched, LaunchFailure> launch(const LaunchRequest& request) {
+std::expected<StartedLaunch, LaunchFailure> start_launch(const LaunchRequest& request) {
     const config::ServiceSpec& spec = *request.spec;
     if (spec.command.empty()) {
         return std::unexpected(make_failure(LaunchError::not_found, "\"\"", "empty command"));
@@ -180,6 +136,7 @@ std::expected<Launched, LaunchFailure> launch(const LaunchRequest& request) {
     plan.envp.push_back(nullptr);
     plan.umask =
         spec.umask ? std::optional<mode_t>(static_cast<mode_t>(*spec.umask)) : std::nullopt;
+    plan.nofile = original_nofile();
     for (const auto& limit : spec.rlimits) {
         rlim_t value = limit.value ? static_cast<rlim_t>(*limit.value) : RLIM_INFINITY;
         plan.rlimits.push_back({limit.resource, rlimit{value, value}});
@@ -192,9 +149,12 @@ std::expected<Launched, LaunchFailure> launch(const LaunchRequest& request) {
     int out[2] = {-1, -1};
     int err[2] = {-1, -1};
     int report[2] = {-1, -1};
-    if (pipe2(out, O_CLOEXEC) != 0 || pipe2(err, O_CLOEXEC) != 0 || pipe2(report, O_CLOEXEC) != 0) {
+    // The report pipe is non-blocking at both ends: the child writes 12 bytes into an
+    // empty pipe, and the parent reads it from the loop.
+    if (pipe2(out, O_CLOEXEC) != 0 || pipe2(err, O_CLOEXEC) != 0 ||
+        pipe2(report, O_CLOEXEC | O_NONBLOCK) != 0) {
         int error = errno;
-        close_all({out[0], out[1], err[0], err[1], report[0], report[1]});
+        close_fds({out[0], out[1], err[0], err[1], report[0], report[1]});
         return std::unexpected(make_failure(LaunchError::resources, "pipe", std::strerror(error)));
     }
 
@@ -211,34 +171,56 @@ std::expected<Launched, LaunchFailure> launch(const LaunchRequest& request) {
     }
     int fork_error = errno;
     pthread_sigmask(SIG_SETMASK, &saved, nullptr);
-    close_all({out[1], err[1], report[1]});
+    close_fds({out[1], err[1], report[1]});
     if (pid < 0) {
-        close_all({out[0], err[0], report[0]});
+        close_fds({out[0], err[0], report[0]});
         return std::unexpected(
             make_failure(LaunchError::resources, "fork", std::strerror(fork_error)));
     }
-
-    // EOF means the exec succeeded (the pipe was close-on-exec); a record means it failed.
-    ChildReport record{};
-    ssize_t n;
-    do {
-        n = read(report[0], &record, sizeof record);
-    } while (n < 0 && errno == EINTR);
-    close(report[0]);
-    if (n != 0) {
-        int status = 0;
-        while (waitpid(pid, &status, 0) < 0 && errno == EINTR) {
-        }
-        close_all({out[0], err[0]});
-        if (n != static_cast<ssize_t>(sizeof record)) {
-            return std::unexpected(
-                make_failure(LaunchError::other, plan.path, "lost the child's report"));
-        }
-        return std::unexpected(describe(record, spec, plan, *credentials));
-    }
     fcntl(out[0], F_SETFL, O_NONBLOCK);
     fcntl(err[0], F_SETFL, O_NONBLOCK);
-    return Launched{pid, out[0], err[0]};
+
+    StartedLaunch started{pid, out[0], err[0], report[0], {}};
+    started.context.path = std::move(plan.path);
+    started.context.cwd = std::move(plan.cwd);
+    started.context.user = std::move(credentials->label);
+    for (const auto& limit : spec.rlimits) {
+        started.context.rlimits.push_back(limit.name);
+    }
+    return started;
+}
+
+std::expected<Launched, LaunchFailure> launch(const LaunchRequest& request) {
+    auto started = start_launch(request);
+    if (!started) {
+        return std::unexpected(std::move(started.error()));
+    }
+    LaunchOutcome outcome = *read_launch_report(*started, true);
+    if (!outcome) {
+        int status = 0;
+        while (waitpid(started->pid, &status, 0) < 0 && errno == EINTR) {
+        }
+        return std::unexpected(std::move(outcome.error()));
+    }
+    return Launched{started->pid, started->stdout_fd, started->stderr_fd};
+}
+
+std::expected<void, int> raise_nofile_limit() {
+    rlimit limit{};
+    if (getrlimit(RLIMIT_NOFILE, &limit) != 0) {
+        return std::unexpected(errno);
+    }
+    if (!original_nofile()) {
+        original_nofile() = limit;
+    }
+    if (limit.rlim_cur == limit.rlim_max) {
+        return {};
+    }
+    limit.rlim_cur = limit.rlim_max;
+    if (setrlimit(RLIMIT_NOFILE, &limit) != 0) {
+        return std::unexpected(errno);
+    }
+    return {};
 }
 
 bool signal_run(pid_t pid, int signo, bool group) {

@@ -9,6 +9,7 @@
 
 #include <cstdint>
 #include <expected>
+#include <optional>
 #include <string>
 #include <utility>
 #include <vector>
@@ -43,10 +44,51 @@ struct LaunchFailure {
 // env_files read now, then env, then extra_env), argv[0] looked up in the service's own
 // PATH, user and group resolved, then fork; the child gets a new session, default signal
 // dispositions, an empty signal mask, stdin /dev/null, stdout/stderr to pipes, no other
-// inherited fd, umask, rlimits, cwd and credentials, then execve. Blocks only until the
-// child has exec'd or reported a failure (a failed child is waited for here, so the
-// caller's reaper never sees it). Must be called from the loop thread.
+// inherited fd, pkitd's original RLIMIT_NOFILE (see raise_nofile_limit), umask, rlimits,
+// cwd and credentials, then execve. Blocks until the child has exec'd or reported a
+// failure (a failed child is waited for here, so the caller's reaper never sees it).
+// For exec probes and tests; runs use start_launch. Must be called from the loop thread.
 std::expected<Launched, LaunchFailure> launch(const LaunchRequest& request);
+
+// What describes a child's failure report in words (the strings launch() would use);
+// copied out of the spec, which a reload may replace while the child is starting.
+struct LaunchContext {
+    std::string path;  // the program execve was given
+    std::string cwd;
+    std::string user;                  // the user (or group) as written
+    std::vector<std::string> rlimits;  // the names of the spec's rlimits, in order
+};
+
+// A forked child whose exec is not confirmed yet. The fds are the parent's ends, all
+// O_NONBLOCK|O_CLOEXEC and owned by the holder: stdout and stderr as in Launched, and the
+// close-on-exec report pipe, which reaches end of file once the child has exec'd and
+// carries a ChildReport when it failed.
+struct StartedLaunch {
+    pid_t pid = -1;
+    int stdout_fd = -1;
+    int stderr_fd = -1;
+    int report_fd = -1;
+    LaunchContext context;
+};
+
+// The first half of launch(): everything up to fork, then returns at once, so that a
+// thousand children exec side by side instead of one after another. Failures found
+// before fork (not_found, bad_user, bad_env_file, pipe or fork errors) come back here.
+std::expected<StartedLaunch, LaunchFailure> start_launch(const LaunchRequest& request);
+
+// The outcome of a report read: nullopt while the child has neither exec'd nor failed
+// (only without `wait`); otherwise the exec succeeded (a value) or the failure. On an
+// outcome the report fd is closed, and on a failure the output fds too; the failed
+// child exits with 127 and must still be reaped by someone. With `wait`, blocks until the
+// child has exec'd or failed.
+using LaunchOutcome = std::expected<void, LaunchFailure>;
+std::optional<LaunchOutcome> read_launch_report(StartedLaunch& started, bool wait);
+
+// Raises pkitd's soft RLIMIT_NOFILE to its hard limit (pkitd holds two pipes per
+// service) and remembers the original, which every child gets back before exec so that
+// services see the limit they would have seen without pkitd. Call once at start-up,
+// before the first launch. Returns the errno on failure (the limit then stays).
+std::expected<void, int> raise_nofile_limit();
 
 // Sends `signo` to `pid`, or to its whole process group when `group` (runs are session
 // leaders, so the pgid is the pid). Returns false when nothing was there to signal

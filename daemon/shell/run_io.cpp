@@ -8,6 +8,7 @@
 
 #include "daemon/shell/control.hpp"
 #include "daemon/shell/daemon.hpp"
+#include "daemon/shell/launch_child.hpp"
 #include "daemon/shell/launcher.hpp"
 #include "proto/protocol.hpp"
 
@@ -19,38 +20,63 @@ void Daemon::spawn(std::size_t service, std::uint64_t run) {
     if (auto notify = open_notify(service, run)) {
         request.extra_env.emplace_back("NOTIFY_SOCKET", *notify);
     }
-    auto launched = launch(request);
-    if (launched && m_notify[service]) {
-        m_notify[service]->set_run_pgid(launched->pid);
+    auto started = start_launch(request);
+    if (!started) {
+        on_launched(service, run, std::unexpected(std::move(started.error())));
+        return;
     }
-    if (!launched) {
+    if (m_notify[service]) {
+        m_notify[service]->set_run_pgid(started->pid);
+    }
+    // The service stays `starting` until the child has exec'd.
+    m_launches.add(service, run, std::move(*started));
+}
+
+void Daemon::on_launched(std::size_t service, std::uint64_t run,
+                         std::expected<Launched, LaunchFailure> outcome) {
+    if (!outcome) {
         m_notify[service].reset();
-        core::LaunchFailure failure{launched.error().kind, launched.error().message};
+        core::LaunchFailure failure{outcome.error().kind, std::move(outcome.error().message)};
         m_supervisor.on_launch_failed(service, run, failure, now());
         return;
     }
-    auto pipes = std::make_unique<RunPipes>(RunPipes{service, run, nullptr, nullptr});
-    m_pipes.push_back(std::move(pipes));
-    attach_pipes(service, run, launched->stdout_fd, core::Stream::stdout_);
-    attach_pipes(service, run, launched->stderr_fd, core::Stream::stderr_);
-    m_supervisor.on_spawned(service, run, launched->pid, now());
+    const core::Service& s = m_supervisor.service(service);
+    if (s.run() != run || s.state() != core::State::starting) {
+        // Cannot happen while the core keeps a launching run `starting`; should it, a
+        // process the core does not know about must not live on.
+        signal_run(outcome->pid, SIGKILL, true);
+        close_fds({outcome->stdout_fd, outcome->stderr_fd});
+        return;
+    }
+    auto& pipes = pipes_of(service).emplace_back(std::make_unique<RunPipes>(RunPipes{run}));
+    attach_pipes(service, *pipes, outcome->stdout_fd, core::Stream::stdout_);
+    attach_pipes(service, *pipes, outcome->stderr_fd, core::Stream::stderr_);
+    m_supervisor.on_spawned(service, run, outcome->pid, now());
 }
 
-void Daemon::attach_pipes(std::size_t service, std::uint64_t run, int fd, core::Stream stream) {
-    RunPipes* pipes = m_pipes.back().get();
-    auto& slot = stream == core::Stream::stdout_ ? pipes->out : pipes->err;
+std::size_t Daemon::resolve_launches() {
+    return m_launches.size() == 0 ? 0 : m_launches.resolve_all();
+}
+
+void Daemon::attach_pipes(std::size_t service, RunPipes& pipes, int fd, core::Stream stream) {
+    std::uint64_t run = pipes.run;
+    auto& slot = stream == core::Stream::stdout_ ? pipes.out : pipes.err;
     slot = std::make_unique<LineReader>(
         m_loop,
-        [this, service, run, stream](std::string_view line) { on_line(service, run, stream, line); },
-        [pipes, stream] {
+        [this, service, run, stream](std::string_view line) {
+            on_line(service, run, stream, line);
+        },
+        [this, service, &slot] {
             // Destroying the reader inside its own callback is allowed; the entry itself
             // is swept later, outside any callback of its readers.
-            (stream == core::Stream::stdout_ ? pipes->out : pipes->err).reset();
+            // The reset destroys this very closure: it must be the last thing done.
+            m_pipes_to_sweep.push_back(service);
+            slot.reset();
         });
     if (auto started = slot->start(fd); !started) {
         slot.reset();
-        log("warning", "cannot read the output of " + m_supervisor.service(service).name() +
-                           ": " + uv_strerror(started.error()));
+        log("warning", "cannot read the output of " + m_supervisor.service(service).name() + ": " +
+                           uv_strerror(started.error()));
     }
 }
 
@@ -92,11 +118,15 @@ void Daemon::forward(const core::Service& s, core::Stream stream, std::string_vi
     }
 }
 
+std::vector<std::unique_ptr<Daemon::RunPipes>>& Daemon::pipes_of(std::size_t service) {
+    if (service >= m_pipes.size()) {
+        m_pipes.resize(std::max(service + 1, m_supervisor.size()));  // a reload added some
+    }
+    return m_pipes[service];
+}
+
 void Daemon::drain_pipes(std::size_t service) {
-    for (auto& pipes : m_pipes) {
-        if (pipes->service != service) {
-            continue;
-        }
+    for (auto& pipes : pipes_of(service)) {
         if (pipes->out) {
             pipes->out->drain();
         }
@@ -104,7 +134,11 @@ void Daemon::drain_pipes(std::size_t service) {
             pipes->err->drain();
         }
     }
-    std::erase_if(m_pipes, [](const auto& p) { return p->done(); });
+    sweep_pipes(service);
+}
+
+void Daemon::sweep_pipes(std::size_t service) {
+    std::erase_if(pipes_of(service), [](const auto& p) { return p->done(); });
 }
 
 std::optional<std::string> Daemon::open_notify(std::size_t service, std::uint64_t run) {
@@ -119,6 +153,9 @@ std::optional<std::string> Daemon::open_notify(std::size_t service, std::uint64_
     auto socket = NotifySocket::open(
         m_loop, path,
         [this, service, run](const NotifyMessage& message) {
+            // A READY=1 may beat the report pipe's end of file to the loop; the core
+            // takes messages only from a run whose pid it knows.
+            resolve_launches();
             m_supervisor.on_notify(service, run, message, now());
             pump();
         },
@@ -140,8 +177,8 @@ void Daemon::run_probe(const core::ProbeAction& action) {
     const config::ServiceSpec& spec = m_supervisor.service(action.service).spec();
     const config::ProbeSpec& probe =
         action.purpose == core::ProbePurpose::ready ? spec.ready.probe : spec.health;
-    m_probes.run(ProbeRequest{action.service, action.run, action.purpose, &probe, &spec,
-                              probe.timeout});
+    m_probes.run(
+        ProbeRequest{action.service, action.run, action.purpose, &probe, &spec, probe.timeout});
 }
 
 void Daemon::on_probe_result(std::size_t service, std::uint64_t run, core::ProbePurpose purpose,
@@ -169,7 +206,10 @@ void Daemon::prune_leftovers() {
     std::erase_if(m_leftovers, [](const Leftover& left) {
         return ::kill(-left.pgid, 0) != 0 && errno == ESRCH;
     });
-    std::erase_if(m_pipes, [](const auto& p) { return p->done(); });
+    for (std::size_t service : m_pipes_to_sweep) {
+        sweep_pipes(service);
+    }
+    m_pipes_to_sweep.clear();
     if (m_exit_status && m_leftovers.empty()) {
         uv_stop(m_loop);
     }
