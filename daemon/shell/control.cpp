@@ -6,6 +6,7 @@
 
 #include <algorithm>
 #include <climits>
+#include <utility>
 
 #include "config/values.hpp"
 #include "daemon/core/explain.hpp"
@@ -88,7 +89,7 @@ void ControlHandlerImpl::reply_error(ConnectionId connection, const proto::json&
 
 std::optional<std::vector<std::size_t>> ControlHandlerImpl::targets(
     ConnectionId connection, const proto::Request& request) {
-    core::Supervisor& sup = m_daemon.supervisor();
+    const core::Supervisor& sup = std::as_const(m_daemon).supervisor();
     std::vector<std::size_t> found;
     if (request.all || (request.cmd == proto::Command::status && request.services.empty())) {
         return sup.start_order();
@@ -114,10 +115,17 @@ std::optional<std::vector<std::size_t>> ControlHandlerImpl::targets(
 }
 
 proto::json ControlHandlerImpl::services_json(const std::vector<std::size_t>& services) {
+    return proto::ServicesResult{statuses(services)};
+}
+
+std::vector<proto::ServiceStatus> ControlHandlerImpl::statuses(
+    const std::vector<std::size_t>& services) const {
+    const core::Supervisor& sup = std::as_const(m_daemon).supervisor();
     core::Now now = m_daemon.now();
-    proto::ServicesResult result;
+    std::vector<proto::ServiceStatus> result;
+    result.reserve(services.size());
     for (std::size_t i : services) {
-        result.services.push_back(service_status(m_daemon.supervisor().service(i), now));
+        result.push_back(service_status(sup.service(i), now));
     }
     return result;
 }
@@ -181,9 +189,9 @@ void ControlHandlerImpl::handle_status(ConnectionId connection, const proto::Req
     daemon.socket = m_daemon.options().socket_path;
     daemon.state = m_daemon.shutting_down() ? "shutting_down" : "running";
     daemon.orphans_reaped = static_cast<int>(m_daemon.orphans_reaped());
-    proto::json result = services_json(*services);
-    result["daemon"] = daemon;
-    reply_ok(connection, request.id, result);
+    // Written straight into the reply line: no JSON tree for a thousand services.
+    proto::StatusResult result{std::move(daemon), statuses(*services)};
+    m_server->reply(connection, proto::ok_reply(request.id, result));
 }
 
 void ControlHandlerImpl::handle_control(ConnectionId connection, const proto::Request& request) {

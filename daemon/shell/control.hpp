@@ -44,6 +44,8 @@ private:
     void reply_error(ConnectionId connection, const proto::json& id, proto::ErrorCode code,
                      const std::string& message);
     proto::json services_json(const std::vector<std::size_t>& services);
+    // The status objects of `services`, as of now.
+    std::vector<proto::ServiceStatus> statuses(const std::vector<std::size_t>& services) const;
 
     void handle_status(ConnectionId connection, const proto::Request& request);
     void handle_control(ConnectionId connection, const proto::Request& request);
