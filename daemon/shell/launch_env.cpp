@@ -127,32 +127,9 @@ std::expected<std::string, int> read_file(const std::string& path) {
 
 }  // namespace
 
-std::string_view launch_error_name(config::LaunchError kind) {
-    using config::LaunchError;
-    switch (kind) {
-        case LaunchError::not_found:
-            return "not_found";
-        case LaunchError::permission_denied:
-            return "permission_denied";
-        case LaunchError::bad_cwd:
-            return "bad_cwd";
-        case LaunchError::bad_user:
-            return "bad_user";
-        case LaunchError::bad_env_file:
-            return "bad_env_file";
-        case LaunchError::exec_format:
-            return "exec_format";
-        case LaunchError::resources:
-            return "resources";
-        case LaunchError::other:
-            return "other";
-    }
-    return "other";
-}
-
 LaunchFailure make_failure(config::LaunchError kind, std::string_view what,
                            std::string_view reason) {
-    std::string message(launch_error_name(kind));
+    std::string message(config::to_string(kind));
     message.append(": ").append(what).append(": ").append(reason);
     return LaunchFailure{kind, std::move(message)};
 }

@@ -22,8 +22,6 @@ inline constexpr std::string_view k_default_path = "/usr/local/bin:/usr/bin:/bin
 LaunchFailure make_failure(config::LaunchError kind, std::string_view what,
                            std::string_view reason);
 
-// The name of a launch error as used in messages and on the wire.
-std::string_view launch_error_name(config::LaunchError kind);
 
 // Parses dotenv text: KEY=VALUE lines, blank lines and # comments skipped, an optional
 // `export ` prefix, values optionally in single quotes (literal) or double quotes (\n,
