@@ -1,5 +1,7 @@
 #include "daemon/shell/control_server_connection.hpp"
 
+#include <malloc.h>
+
 #include <memory>
 #include <utility>
 
@@ -14,6 +16,11 @@ constexpr std::size_t k_read_chunk = 64 * 1024;
 // An input buffer this large or larger is released once empty, so a connection that
 // once sent a big request does not keep the memory while idle.
 constexpr std::size_t k_keep_input_capacity = 4096;
+
+// A written reply at least this large is followed by malloc_trim: glibc raises its mmap
+// threshold after freeing such a block, so the next ones come from the heap, whose freed
+// top it keeps; a status of a thousand services would leave ~1 MiB resident for good.
+constexpr std::size_t k_trim_after_bytes = 256 * 1024;
 
 // A write owns its bytes until libuv is done with them.
 struct WriteRequest {
@@ -129,8 +136,12 @@ void ControlServer::Connection::on_read(uv_stream_t* stream, ssize_t nread,
 }
 
 void ControlServer::Connection::on_write(uv_write_t* request, int status) {
-    std::unique_ptr<WriteRequest> owned(reinterpret_cast<WriteRequest*>(request));
     auto* self = static_cast<Connection*>(request->handle->data);
+    std::unique_ptr<WriteRequest> owned(reinterpret_cast<WriteRequest*>(request));
+    if (owned->data.size() >= k_trim_after_bytes) {
+        owned.reset();
+        malloc_trim(0);
+    }
     if (self == nullptr) {
         return;
     }
