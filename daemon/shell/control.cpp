@@ -8,6 +8,7 @@
 #include <climits>
 #include <utility>
 
+#include "config/loader.hpp"
 #include "config/values.hpp"
 #include "daemon/core/explain.hpp"
 #include "daemon/shell/daemon.hpp"
@@ -189,6 +190,7 @@ void ControlHandlerImpl::handle_status(ConnectionId connection, const proto::Req
     daemon.socket = m_daemon.options().socket_path;
     daemon.state = m_daemon.shutting_down() ? "shutting_down" : "running";
     daemon.orphans_reaped = static_cast<int>(m_daemon.orphans_reaped());
+    daemon.storm_pauses = std::as_const(m_daemon).supervisor().daemon_storm_pauses();
     // Written straight into the reply line: no JSON tree for a thousand services.
     proto::StatusResult result{std::move(daemon), statuses(*services)};
     m_server->reply(connection, proto::ok_reply(request.id, result));
@@ -317,13 +319,20 @@ void ControlHandlerImpl::handle_explain(ConnectionId connection, const proto::Re
 }
 
 void ControlHandlerImpl::handle_reload(ConnectionId connection, const proto::Request& request) {
-    reply_error(connection, request.id, proto::ErrorCode::invalid_config,
-                "reload is not implemented yet: restart pkitd to apply a new configuration");
+    auto outcome = m_daemon.reload();
+    if (!outcome) {
+        reply_error(connection, request.id, proto::ErrorCode::invalid_config, outcome.error());
+        return;
+    }
+    proto::ReloadResult result;
+    result.added = outcome->added;
+    result.removed = outcome->removed;
+    result.changed = outcome->changed;
+    result.unchanged = outcome->unchanged;
+    reply_ok(connection, request.id, result);
 }
 
-void ControlHandlerImpl::reload_from_signal() {
-    m_daemon.log("warning", "SIGHUP: reload is not implemented yet; configuration unchanged");
-}
+void ControlHandlerImpl::reload_from_signal() { (void)m_daemon.reload(); }
 
 void ControlHandlerImpl::publish(const core::Event& event) {
     if (m_followers.empty()) {

@@ -38,6 +38,7 @@ enum class LogFormat { text, json };
 struct DaemonOptions {
     std::string config_dir;
     std::string socket_path;
+    bool socket_from_config = false;  // the path came from pkitd.toml's `socket`
     LogFormat log_format = LogFormat::text;
 };
 
@@ -67,6 +68,9 @@ public:
     // deadline timer. Call after every Supervisor input.
     void pump();
     void request_shutdown(const std::string& why);
+    // Re-reads and validates the whole configuration tree (SPEC §8). Invalid: nothing
+    // changes and the error holds every positioned problem, one a line. Logged either way.
+    std::expected<core::ReloadOutcome, std::string> reload();
     // pkitd's own log: one line on stderr, text or JSON.
     void log(std::string_view level, const std::string& message);
     const DaemonOptions& options() const { return m_options; }
