@@ -33,9 +33,9 @@ proto::json result_of(proto::Reply reply, const std::string& path) {
         std::string code(proto::to_string(reply.error.code));
         if (reply.error.code == proto::ErrorCode::invalid_config) {
             // Every problem on a line of its own, FILE:LINE:COLUMN first (SPEC §1).
-            throw CtlError(k_exit_daemon_error,
-                           code + ": the configuration is invalid; nothing changed\n" +
-                               reply.error.message);
+            throw CtlError(
+                k_exit_daemon_error,
+                code + ": the configuration is invalid; nothing changed\n" + reply.error.message);
         }
         throw CtlError(k_exit_daemon_error, code + ": " + reply.error.message);
     }

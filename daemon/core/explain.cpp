@@ -8,7 +8,9 @@ namespace pkit::core {
 
 namespace {
 
-double seconds(Duration d) { return std::chrono::duration<double>(d).count(); }
+double seconds(Duration d) {
+    return std::chrono::duration<double>(d).count();
+}
 
 std::string fixed(double value) {
     char buf[32];
@@ -86,8 +88,8 @@ Explanation explain(const Supervisor& supervisor, std::size_t index, Now now) {
             double in = s.restart_at() ? std::max(0.0, seconds(*s.restart_at() - now.mono)) : 0.0;
             fact("next_restart_in", in);
             e.text = "restart " + std::to_string(s.restarts()) + " in " + fixed(in) +
-                     " s: backoff step " + std::to_string(d.backoff_step) +
-                     window_words(s, d) + ". The last run: " + d.why + ".";
+                     " s: backoff step " + std::to_string(d.backoff_step) + window_words(s, d) +
+                     ". The last run: " + d.why + ".";
             break;
         }
         case State::storm_pause: {
@@ -98,25 +100,24 @@ Explanation explain(const Supervisor& supervisor, std::size_t index, Now now) {
                 e.text = "storm pause until " + clock_time(now.wall + in) +
                          ": the daemon-wide storm guard tripped (threshold " +
                          fixed(supervisor.daemon_spec().storm.threshold) +
-                         "), every pending restart waits; restart " +
-                         std::to_string(s.restarts()) + " in " + fixed(in) + " s.";
+                         "), every pending restart waits; restart " + std::to_string(s.restarts()) +
+                         " in " + fixed(in) + " s.";
                 break;
             }
             e.text = "storm pause until " + clock_time(now.wall + in) + ": score " +
                      fixed(d.storm_score) + " reached threshold " +
-                     fixed(s.spec().storm.threshold) + "; restart " +
-                     std::to_string(s.restarts()) + " in " + fixed(in) + " s.";
+                     fixed(s.spec().storm.threshold) + "; restart " + std::to_string(s.restarts()) +
+                     " in " + fixed(in) + " s.";
             break;
         }
         case State::stopped:
-            e.text = "stopped by the operator (or autostart = false); `pkitctl start " +
-                     s.name() + "` starts it.";
+            e.text = "stopped by the operator (or autostart = false); `pkitctl start " + s.name() +
+                     "` starts it.";
             break;
         case State::done:
         case State::failed: {
-            std::string reason = s.stopped_reason()
-                                     ? std::string(to_string(*s.stopped_reason()))
-                                     : std::string("unknown");
+            std::string reason = s.stopped_reason() ? std::string(to_string(*s.stopped_reason()))
+                                                    : std::string("unknown");
             fact("stopped", reason);
             e.text = std::string(s.state() == State::done ? "done" : "failed") + " (" + reason +
                      "): " + d.why + ". Not restarted until `pkitctl start " + s.name() + "`.";

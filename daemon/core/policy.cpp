@@ -9,7 +9,9 @@ namespace pkit::core {
 
 namespace {
 
-double seconds(Duration d) { return std::chrono::duration<double>(d).count(); }
+double seconds(Duration d) {
+    return std::chrono::duration<double>(d).count();
+}
 
 bool contains(const std::vector<int>& values, int value) {
     return std::find(values.begin(), values.end(), value) != values.end();
@@ -50,8 +52,8 @@ int RestartWindow::count(TimePoint now, Duration within) {
         return m_total;
     }
     // A restart decided exactly `within` ago has left the window.
-    auto first_inside = std::find_if(m_times.begin(), m_times.end(),
-                                     [&](TimePoint t) { return now - t < within; });
+    auto first_inside =
+        std::find_if(m_times.begin(), m_times.end(), [&](TimePoint t) { return now - t < within; });
     m_times.erase(m_times.begin(), first_inside);
     return static_cast<int>(m_times.size());
 }
@@ -83,7 +85,8 @@ std::optional<std::string> match_predicate(const CompiledPredicate& pred, const 
     }
     const config::Predicate& spec = *pred.spec;
     if (run.code && contains(spec.exit_codes, *run.code)) {
-        return "exit " + std::to_string(*run.code) + " matched " + std::string(table) + ".exit_codes";
+        return "exit " + std::to_string(*run.code) + " matched " + std::string(table) +
+               ".exit_codes";
     }
     if (run.signal && contains(spec.signals, *run.signal)) {
         return config::signal_name(*run.signal) + " matched " + std::string(table) + ".signals";
@@ -101,7 +104,8 @@ std::optional<std::string> match_predicate(const CompiledPredicate& pred, const 
             const std::string& text = run.tail->at(i).text;
             if (std::regex_search(text, *pred.output_re)) {
                 std::string shown = text.size() > 80 ? text.substr(0, 77) + "..." : text;
-                return "output line \"" + shown + "\" matched " + std::string(table) + ".output_matches";
+                return "output line \"" + shown + "\" matched " + std::string(table) +
+                       ".output_matches";
             }
         }
     }
@@ -162,7 +166,8 @@ Decision decide(const config::ServiceSpec& spec, const CompiledPredicate& stop_w
                 return end(StopReason::unhealthy,
                            "the run was killed by its liveness check and the policy is never");
             }
-            return end(StopReason::policy_satisfied, describe_run(run) + " and the policy is never");
+            return end(StopReason::policy_satisfied,
+                       describe_run(run) + " and the policy is never");
         case config::RestartPolicy::always:
             break;
     }

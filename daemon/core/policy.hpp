@@ -3,10 +3,10 @@
 // decaying storm score, the restart window, the predicates and the order of the gates.
 // Time and randomness come in as arguments; nothing here reads a clock or an RNG.
 
-#include <vector>
 #include <optional>
 #include <regex>
 #include <string>
+#include <vector>
 
 #include "daemon/core/output_tail.hpp"
 #include "daemon/core/types.hpp"
@@ -73,12 +73,12 @@ std::optional<std::string> match_predicate(const CompiledPredicate& pred, const 
 struct Decision {
     bool restart = false;
     StopReason reason = StopReason::policy_satisfied;  // when !restart
-    std::string why;                                    // plain words, for explain and the log
-    Duration delay{};                                   // when restart
+    std::string why;                                   // plain words, for explain and the log
+    Duration delay{};                                  // when restart
     bool storm_tripped = false;
-    int backoff_step = 0;        // the step the delay was computed from
-    int restarts_counted = 0;    // restarts counted against max_restarts, this one included
-    double storm_score = 0.0;    // the score after this crash (before a reset by a trip)
+    int backoff_step = 0;      // the step the delay was computed from
+    int restarts_counted = 0;  // restarts counted against max_restarts, this one included
+    double storm_score = 0.0;  // the score after this crash (before a reset by a trip)
 };
 
 // The per-service memory the gates read and update.

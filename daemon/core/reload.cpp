@@ -13,8 +13,7 @@ namespace {
 const config::GroupSpec* group_containing(const config::DaemonSpec& daemon,
                                           const std::string& service) {
     for (const config::GroupSpec& group : daemon.groups) {
-        if (std::find(group.members.begin(), group.members.end(), service) !=
-            group.members.end()) {
+        if (std::find(group.members.begin(), group.members.end(), service) != group.members.end()) {
             return &group;
         }
     }

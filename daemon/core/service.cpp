@@ -49,7 +49,9 @@ Event Service::event(EventType type, Now now) const {
     return e;
 }
 
-void Service::emit(Actions& out, Event e) const { out.push_back(EmitAction{std::move(e)}); }
+void Service::emit(Actions& out, Event e) const {
+    out.push_back(EmitAction{std::move(e)});
+}
 
 void Service::reset_counters() {
     m_restarts = 0;
@@ -286,8 +288,7 @@ void Service::on_exit(std::uint64_t run, int wait_status, Now now, Actions& out,
     clear_probes();
     if (m_spec.stop.mode == config::StopMode::group) {
         // What remains of the run's process group is stopped too (SPEC §3).
-        out.push_back(
-            CleanupGroupAction{m_index, pgid, m_spec.stop.signal, m_spec.stop.timeout});
+        out.push_back(CleanupGroupAction{m_index, pgid, m_spec.stop.signal, m_spec.stop.timeout});
     }
 
     if ((m_state == State::stopping && m_killing == KilledBy::operator_) || m_no_restarts) {
@@ -491,8 +492,8 @@ void Service::replace_spec(config::ServiceSpec spec, std::optional<std::string> 
 }
 
 void Service::hold_until(TimePoint until) {
-    bool waiting_to_restart = m_state == State::waiting || m_state == State::backoff ||
-                              m_state == State::storm_pause;
+    bool waiting_to_restart =
+        m_state == State::waiting || m_state == State::backoff || m_state == State::storm_pause;
     if (!m_restart_pending || !waiting_to_restart || !m_desired_up) {
         return;
     }

@@ -49,8 +49,8 @@ public:
     // Starts run `run() + 1` (SpawnAction). Only from `waiting`.
     void launch(Now now, Actions& out);
     void on_spawned(std::uint64_t run, pid_t pid, Now now, Actions& out);
-    void on_launch_failed(std::uint64_t run, const LaunchFailure& failure, Now now,
-                          Actions& out, double u01);
+    void on_launch_failed(std::uint64_t run, const LaunchFailure& failure, Now now, Actions& out,
+                          double u01);
     // The main process of `run` exited with `wait_status` (as from waitpid).
     void on_exit(std::uint64_t run, int wait_status, Now now, Actions& out, double u01);
     // Fires whatever deadline is due at `now`.
@@ -80,8 +80,7 @@ public:
     void record_output(std::uint64_t run, Stream stream, std::string_view text, double wall);
     // The result of a ProbeAction. Results for another run, or that arrive in a state
     // where they mean nothing (a ready probe of a run already ready), are ignored.
-    void on_probe_result(std::uint64_t run, ProbePurpose purpose, bool ok, Now now,
-                         Actions& out);
+    void on_probe_result(std::uint64_t run, ProbePurpose purpose, bool ok, Now now, Actions& out);
     // An sd_notify datagram from run `run` (the shell has checked the sender).
     void on_notify(std::uint64_t run, const NotifyMessage& message, Now now, Actions& out);
 
@@ -139,8 +138,7 @@ private:
     Event event(EventType type, Now now) const;
     void rotate_tails();
     void complete_run(const RunResult& result, Now now, Actions& out, double u01);
-    void enter_ended(StopReason reason, bool clean, const std::string& why, Now now,
-                     Actions& out);
+    void enter_ended(StopReason reason, bool clean, const std::string& why, Now now, Actions& out);
     void begin_stop(Now now, Actions& out, KilledBy by, std::optional<TimePoint> deadline);
     void reset_counters();
     void become_ready(Now now, Actions& out);

@@ -351,10 +351,9 @@ void Supervisor::settle_shutdown(Now now) {
         if (m_stop_sent[i]) {
             continue;
         }
-        bool dependents_down =
-            std::all_of(m_dependents[i].begin(), m_dependents[i].end(), [&](std::size_t j) {
-                return m_stop_sent[j] && !m_services[j]->has_process();
-            });
+        bool dependents_down = std::all_of(
+            m_dependents[i].begin(), m_dependents[i].end(),
+            [&](std::size_t j) { return m_stop_sent[j] && !m_services[j]->has_process(); });
         if (dependents_down) {
             m_stop_sent[i] = true;
             m_services[i]->stop(now, m_actions, AfterStop::shutdown, m_shutdown_deadline);

@@ -87,8 +87,7 @@ private:
     void settle(Now now);
     void launch_ready(Now now);
     // The tree (tree.cpp): a member's restart event, failure and escalation.
-    void after_member_change(std::size_t service, int restarts_before, State state_before,
-                             Now now);
+    void after_member_change(std::size_t service, int restarts_before, State state_before, Now now);
     void member_restarted(std::size_t group, std::size_t service, Now now);
     void fail_group(std::size_t group, const std::string& reason, Now now);
     void escalate(const std::string& reason, Now now);

@@ -10,15 +10,17 @@ namespace pkit::core {
 
 namespace {
 
-bool ended_in_failure(State state) { return state == State::failed; }
+bool ended_in_failure(State state) {
+    return state == State::failed;
+}
 
 }  // namespace
 
 // Called after a service's run completed. A restart the service decided for itself is
 // one restart event of its group; a service that ends in failure with `escalate` fails
 // its group (or, at the root, pkitd).
-void Supervisor::after_member_change(std::size_t service, int restarts_before,
-                                     State state_before, Now now) {
+void Supervisor::after_member_change(std::size_t service, int restarts_before, State state_before,
+                                     Now now) {
     if (m_shutting_down) {
         return;
     }
@@ -95,9 +97,8 @@ void Supervisor::fail_group(std::size_t index, const std::string& reason, Now no
     const config::RootSpec& root = m_daemon.root;
     int used = m_root_window.count(now.mono, root.within);
     if (used >= root.max_restarts) {
-        escalate("group " + group.spec.name + " failed (" + reason + "); " +
-                     std::to_string(used) + " of " + std::to_string(root.max_restarts) +
-                     " root restarts used",
+        escalate("group " + group.spec.name + " failed (" + reason + "); " + std::to_string(used) +
+                     " of " + std::to_string(root.max_restarts) + " root restarts used",
                  now);
         return;
     }

@@ -32,7 +32,7 @@ struct Group {
 struct PendingReload {
     std::size_t service;
     std::optional<config::ServiceSpec> replacement;  // nullopt: removal
-    bool start = false;                               // start it after the replacement
+    bool start = false;                              // start it after the replacement
 };
 
 // The reply of `reload` (SPEC §9).

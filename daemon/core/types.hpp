@@ -29,10 +29,27 @@ struct Now {
     }
 };
 
-enum class State { waiting, starting, running, stopping, backoff, storm_pause, stopped, done, failed };
+enum class State {
+    waiting,
+    starting,
+    running,
+    stopping,
+    backoff,
+    storm_pause,
+    stopped,
+    done,
+    failed
+};
 
 // Why supervision of a service ended (SPEC §5 `stopped`).
-enum class StopReason { policy_satisfied, predicate, restarts_exhausted, gave_up, unhealthy, operator_ };
+enum class StopReason {
+    policy_satisfied,
+    predicate,
+    restarts_exhausted,
+    gave_up,
+    unhealthy,
+    operator_
+};
 
 // Why pkitd itself ended a run (SPEC §5 `last_exit.killed_by`).
 enum class KilledBy { none, liveness, timeout, ready_timeout, operator_ };
@@ -91,12 +108,12 @@ struct Event {
     std::optional<std::string> group;  // the service's group, or the failed group
     double at = 0.0;
     std::uint64_t run = 0;
-    pid_t pid = 0;                      // started
-    std::optional<ExitRecord> exit;     // exited
+    pid_t pid = 0;                              // started
+    std::optional<ExitRecord> exit;             // exited
     std::optional<LaunchFailure> launch_error;  // exited without a process
-    Duration delay{};                   // restarting, storm_pause
-    int restart = 0;                    // restarting: the restart's number
-    std::string reason;                 // stopped, gave_up, ...: plain words
+    Duration delay{};                           // restarting, storm_pause
+    int restart = 0;                            // restarting: the restart's number
+    std::string reason;                         // stopped, gave_up, ...: plain words
 };
 
 // --- Actions: what the core asks the shell to do ---------------------------------

@@ -56,8 +56,8 @@ std::expected<std::unique_ptr<ControlHandlerImpl>, std::string> ControlHandlerIm
         if (auto uid = resolve_user(user)) {
             options.allowed_uids.push_back(*uid);
         } else {
-            daemon.log("warning", "control_users: unknown user \"" + user.name.value_or("?") +
-                                      "\" ignored");
+            daemon.log("warning",
+                       "control_users: unknown user \"" + user.name.value_or("?") + "\" ignored");
         }
     }
     if (spec.control_group) {
@@ -76,7 +76,9 @@ std::expected<std::unique_ptr<ControlHandlerImpl>, std::string> ControlHandlerIm
     return handler;
 }
 
-ControlHandlerImpl::~ControlHandlerImpl() { m_server.reset(); }
+ControlHandlerImpl::~ControlHandlerImpl() {
+    m_server.reset();
+}
 
 void ControlHandlerImpl::reply_ok(ConnectionId connection, const proto::json& id,
                                   const proto::json& result) {
@@ -88,8 +90,8 @@ void ControlHandlerImpl::reply_error(ConnectionId connection, const proto::json&
     m_server->reply(connection, proto::error_reply(id, code, message));
 }
 
-std::optional<std::vector<std::size_t>> ControlHandlerImpl::targets(
-    ConnectionId connection, const proto::Request& request) {
+std::optional<std::vector<std::size_t>> ControlHandlerImpl::targets(ConnectionId connection,
+                                                                    const proto::Request& request) {
     const core::Supervisor& sup = std::as_const(m_daemon).supervisor();
     std::vector<std::size_t> found;
     if (request.all || (request.cmd == proto::Command::status && request.services.empty())) {
@@ -332,7 +334,9 @@ void ControlHandlerImpl::handle_reload(ConnectionId connection, const proto::Req
     reply_ok(connection, request.id, result);
 }
 
-void ControlHandlerImpl::reload_from_signal() { (void)m_daemon.reload(); }
+void ControlHandlerImpl::reload_from_signal() {
+    (void)m_daemon.reload();
+}
 
 void ControlHandlerImpl::publish(const core::Event& event) {
     if (m_followers.empty()) {

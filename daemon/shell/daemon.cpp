@@ -50,7 +50,9 @@ Daemon::Daemon(uv_loop_t* loop, config::Tree tree, DaemonOptions options)
 
 Daemon::~Daemon() = default;
 
-core::Now Daemon::now() const { return read_clock(); }
+core::Now Daemon::now() const {
+    return read_clock();
+}
 
 core::Supervisor& Daemon::supervisor() {
     if (resolve_launches() > 0 && !m_pumping) {
@@ -70,12 +72,12 @@ int Daemon::run() {
     // Runs get default dispositions back before exec (the launcher resets them).
     ::signal(SIGPIPE, SIG_IGN);
     if (auto raised = raise_nofile_limit(); !raised) {
-        log("warning", std::string("cannot raise the open file limit: ") +
-                           std::strerror(raised.error()));
+        log("warning",
+            std::string("cannot raise the open file limit: ") + std::strerror(raised.error()));
     }
     if (auto subreaper = become_subreaper_unless_pid1(); !subreaper) {
-        log("warning", std::string("cannot become a child subreaper: ") +
-                           std::strerror(subreaper.error()));
+        log("warning",
+            std::string("cannot become a child subreaper: ") + std::strerror(subreaper.error()));
     }
     if (auto started = m_reaper.start(); !started) {
         log("error", std::string("cannot watch SIGCHLD: ") + uv_strerror(started.error()));

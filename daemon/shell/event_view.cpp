@@ -8,7 +8,9 @@ namespace pkit::shell {
 
 namespace {
 
-double seconds(core::Duration d) { return config::to_seconds(d); }
+double seconds(core::Duration d) {
+    return config::to_seconds(d);
+}
 
 // "0.25s", "3s", "1m30s": short and exact enough for a log line.
 std::string short_duration(core::Duration d) {
@@ -23,7 +25,8 @@ std::string short_duration(core::Duration d) {
 proto::json exit_fields(const core::ExitRecord& exit) {
     proto::json j;
     j["code"] = exit.code ? proto::json(*exit.code) : proto::json(nullptr);
-    j["signal"] = exit.signal ? proto::json(config::signal_name(*exit.signal)) : proto::json(nullptr);
+    j["signal"] =
+        exit.signal ? proto::json(config::signal_name(*exit.signal)) : proto::json(nullptr);
     j["duration"] = seconds(exit.duration);
     j["timed_out"] = exit.timed_out;
     j["killed_by"] = exit.killed_by == core::KilledBy::none
@@ -121,9 +124,9 @@ std::string event_text(const core::Event& event) {
             }
             if (event.exit) {
                 const auto& exit = *event.exit;
-                std::string how = exit.signal
-                                      ? "killed by " + config::signal_name(*exit.signal)
-                                      : "exited with code " + std::to_string(exit.code.value_or(-1));
+                std::string how =
+                    exit.signal ? "killed by " + config::signal_name(*exit.signal)
+                                : "exited with code " + std::to_string(exit.code.value_or(-1));
                 if (exit.killed_by != core::KilledBy::none) {
                     how += " (" + std::string(core::to_string(exit.killed_by)) + ")";
                 }

@@ -22,7 +22,6 @@ inline constexpr std::string_view k_default_path = "/usr/local/bin:/usr/bin:/bin
 LaunchFailure make_failure(config::LaunchError kind, std::string_view what,
                            std::string_view reason);
 
-
 // Parses dotenv text: KEY=VALUE lines, blank lines and # comments skipped, an optional
 // `export ` prefix, values optionally in single quotes (literal) or double quotes (\n,
 // \t, \", \\ escapes); an unquoted value ends at " #" and is trimmed. Returns the pairs in

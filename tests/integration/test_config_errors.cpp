@@ -94,9 +94,10 @@ TEST_CASE("every table and key of the contract is accepted by --check") {
         "[root]\nmax_restarts = 1\nwithin = \"60s\"\n"
         "[groups.backend]\nstrategy = \"rest_for_one\"\nmembers = [\"db\", \"api\"]\n"
         "max_restarts = 3\nwithin = \"30s\"\n");
-    dir.service("db", "command = [\"/bin/true\"]\nescalate = true\n"
-                      "[ready]\nnotify = true\ntimeout = \"10s\"\n"
-                      "[health]\nwatchdog = \"5s\"\n");
+    dir.service("db",
+                "command = [\"/bin/true\"]\nescalate = true\n"
+                "[ready]\nnotify = true\ntimeout = \"10s\"\n"
+                "[health]\nwatchdog = \"5s\"\n");
     dir.service("api",
                 "command = [\"/bin/true\"]\n"
                 "[storm]\npause = \"30s\"\n"

@@ -61,8 +61,7 @@ std::vector<std::string> TempTree::errors() const {
 }
 
 LoadOptions test_options() {
-    return LoadOptions{
-        .as_root = false, .uid = ::getuid(), .gid = ::getgid()};
+    return LoadOptions{.as_root = false, .uid = ::getuid(), .gid = ::getgid()};
 }
 
 std::vector<std::string> service_errors(std::string_view content) {
