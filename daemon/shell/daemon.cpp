@@ -43,7 +43,7 @@ Daemon::Daemon(uv_loop_t* loop, config::Tree tree, DaemonOptions options)
                  std::expected<Launched, LaunchFailure> outcome) {
               on_launched(service, run, std::move(outcome));
           },
-          [this] { pump(); }),
+          [this] { pump_soon(); }),
       m_pump_soon(loop),
       m_notify(m_supervisor.size()),
       m_pipes(m_supervisor.size()) {}
@@ -58,9 +58,15 @@ core::Supervisor& Daemon::supervisor() {
     if (resolve_launches() > 0 && !m_pumping) {
         // Not pumped here: the caller may be in the middle of its own loop over
         // what a pump changes (replies, followers).
-        m_pump_soon.start(0, [this] { pump(); });
+        pump_soon();
     }
     return m_supervisor;
+}
+
+void Daemon::pump_soon() {
+    if (!m_pump_soon.active()) {
+        m_pump_soon.start(0, [this] { pump(); });
+    }
 }
 
 double Daemon::uptime() const {

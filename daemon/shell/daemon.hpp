@@ -67,6 +67,9 @@ public:
     // Executes the Supervisor's pending actions (and those they cause) and re-arms the
     // deadline timer. Call after every Supervisor input.
     void pump();
+    // Pumps once at the loop's next turn: launches that exec'd in the same turn (a
+    // thousand at start-up) share one pump instead of one each.
+    void pump_soon();
     void request_shutdown(const std::string& why);
     // Re-reads and validates the whole configuration tree (SPEC §8). Invalid: nothing
     // changes and the error holds every positioned problem, one a line. Logged either way.
@@ -141,7 +144,7 @@ private:
     std::unique_ptr<ControlHandlerImpl> m_control;
     ProbeRunner m_probes;
     PendingLaunches m_launches;
-    // Pumps from the loop after supervisor() resolved launches outside a pump.
+    // See pump_soon().
     Timer m_pump_soon;
     // The current run's sd_notify socket, per service (null for most).
     std::vector<std::unique_ptr<NotifySocket>> m_notify;
