@@ -263,6 +263,9 @@ std::expected<core::ReloadOutcome, std::string> Daemon::reload() {
         m_options.socket_from_config) {
         log("warning", "reload: a changed socket is ignored until pkitd restarts");
     }
+    // A replaced or removed service may be launching: the core can stop only a run
+    // whose pid it knows.
+    resolve_launches();
     core::ReloadOutcome outcome = m_supervisor.reload(std::move(*tree), now());
     // Added services got new slots: the shell's per-service state grows with them.
     m_notify.resize(m_supervisor.size());
