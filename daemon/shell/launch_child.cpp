@@ -3,6 +3,7 @@
 #include <fcntl.h>
 #include <grp.h>
 #include <sys/stat.h>
+#include <sys/syscall.h>
 #include <unistd.h>
 
 #include <cerrno>
@@ -39,6 +40,24 @@ int above_stdio(int fd, int report_fd) {
     return moved;
 }
 
+// glibc refuses its own internal signals (32, 33) with EINVAL, yet pkitd may have
+// inherited them ignored from whatever started it, and an ignored disposition survives
+// exec. The kernel call itself takes them; it is async-signal-safe.
+void reset_reserved_signal(int signo) {
+#if defined(__x86_64__)
+    struct KernelSigaction {
+        void (*handler)(int);
+        unsigned long flags;
+        void (*restorer)();
+        unsigned long mask;
+    };
+    KernelSigaction action{SIG_DFL, 0, nullptr, 0};
+    syscall(SYS_rt_sigaction, signo, &action, nullptr, sizeof action.mask);
+#else
+    (void)signo;
+#endif
+}
+
 void reset_signals() {
     struct sigaction default_action {};
     default_action.sa_handler = SIG_DFL;
@@ -47,9 +66,9 @@ void reset_signals() {
         if (signo == SIGKILL || signo == SIGSTOP) {
             continue;
         }
-        // glibc refuses its own internal signals (32, 33) with EINVAL; they are never
-        // ignored or handled by pkitd, so that is fine.
-        sigaction(signo, &default_action, nullptr);
+        if (sigaction(signo, &default_action, nullptr) != 0) {
+            reset_reserved_signal(signo);
+        }
     }
     sigset_t empty;
     sigemptyset(&empty);

@@ -114,9 +114,11 @@ TEST_CASE("health http probe: a server frozen by SIGSTOP is killed and restarted
 
     const auto stopped_at = Clock::now();
     REQUIRE(::kill(frozen, SIGSTOP) == 0);
+    // The kill is counted when it is decided; last_exit is set once the run has ended.
     json s = wait_status(
-        client, "svc", [](const json& st) { return st["liveness_kills"] == 1; }, 10s,
-        "a liveness kill");
+        client, "svc",
+        [](const json& st) { return st["liveness_kills"] == 1 && st["last_exit"].is_object(); },
+        10s, "a liveness kill and the run's end");
     // SIGTERM alone stays pending on a stopped process: the SIGCONT after it is what
     // lets it die well before the 8 s stop timeout (else SIGKILL would end it).
     CHECK(last_exit(s)["killed_by"] == "liveness");
