@@ -1,9 +1,9 @@
 #pragma once
-// Our own fork/exec (DESIGN.md: never uv_spawn, because pkitd reaps every child itself
-// with waitpid(-1)). launch() prepares everything that allocates in the parent, forks,
-// and the child does only async-signal-safe calls up to execve. A close-on-exec pipe
-// carries a failure stage and errno back, so a launch failure is reported with its
-// reason (SPEC §3) and never shows up as a bare "exit 127".
+// Our own fork/exec (DESIGN.md: never libuv's process spawning, because pkitd reaps
+// every child itself with waitpid(-1)). launch() prepares everything that allocates in the parent,
+// forks, and the child does only async-signal-safe calls up to execve. A close-on-exec pipe carries
+// a failure stage and errno back, so a launch failure is reported with its reason (SPEC §3) and
+// never shows up as a bare "exit 127".
 
 #include <sys/types.h>
 

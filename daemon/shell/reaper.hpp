@@ -1,7 +1,7 @@
 #pragma once
 // Reaping every child (SPEC §1): pkitd waits with waitpid(-1, WNOHANG) in a loop and
 // dispatches by pid, so it also reaps orphans re-parented to it. libuv's own child
-// handling (uv_spawn) is never used: it reaps only the pids it spawned, one at a time.
+// spawning is never used: it reaps only the pids it spawned, one at a time.
 
 #include <sys/types.h>
 #include <uv.h>
