@@ -1,3 +1,5 @@
-// The one file that compiles doctest's implementation and main (see harness_doctest.hpp).
-#define PKIT_ITEST_DOCTEST_MAIN
+// The one file that compiles doctest's implementation and main.
+#define DOCTEST_CONFIG_IMPLEMENT_WITH_MAIN
+#include <doctest/doctest.h>
+
 #include "tests/integration/harness_doctest.hpp"

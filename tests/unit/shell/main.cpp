@@ -1,3 +1,5 @@
 // The one file of pkit_unit_shell that compiles doctest's implementation and main.
-#define PKIT_SHELL_TEST_MAIN
+#define DOCTEST_CONFIG_IMPLEMENT_WITH_MAIN
+#include <doctest/doctest.h>
+
 #include "tests/unit/shell/shell_test.hpp"

@@ -2,15 +2,6 @@
 // Shared by every file of pkit_unit_shell: doctest (implemented once, in main.cpp),
 // a real libuv loop per test that must close cleanly, and small helpers to launch
 // /bin/sh children and collect their output.
-//
-// CMake defines DOCTEST_CONFIG_IMPLEMENT_WITH_MAIN for the whole target, but doctest's
-// implementation must be compiled in one file only.
-#ifndef PKIT_SHELL_TEST_MAIN
-#undef DOCTEST_CONFIG_IMPLEMENT_WITH_MAIN
-#undef DOCTEST_CONFIG_IMPLEMENT
-#elif !defined(DOCTEST_CONFIG_IMPLEMENT_WITH_MAIN)
-#define DOCTEST_CONFIG_IMPLEMENT_WITH_MAIN
-#endif
 #include <doctest/doctest.h>
 
 #include <sys/types.h>
