@@ -46,6 +46,13 @@ std::function<bool(const json&)> run_at_least(int run) {
     return [run](const json& s) { return s.value("run", 0) >= run; };
 }
 
+std::function<bool(const json&)> liveness_killed(int kills) {
+    return [kills](const json& s) {
+        return s.value("liveness_kills", 0) >= kills && s.contains("last_exit") &&
+               s["last_exit"].is_object() && s["last_exit"].value("killed_by", "") == "liveness";
+    };
+}
+
 void wait_file(const std::string& path, std::chrono::milliseconds timeout) {
     wait_for([&] { return std::filesystem::exists(path); }, timeout, "file " + path);
 }

@@ -29,6 +29,9 @@ json wait_status(Client& client, const std::string& name,
 // Shorthand predicates on a service status.
 std::function<bool(const json&)> state_is(const std::string& state);
 std::function<bool(const json&)> run_at_least(int run);
+// `kills` liveness kills counted and the killed run ended (the kill is counted when it
+// is decided, last_exit is set only once the process has exited).
+std::function<bool(const json&)> liveness_killed(int kills);
 
 // Waits until a file exists (a service's "I got this far" marker).
 void wait_file(const std::string& path, std::chrono::milliseconds timeout = 10s);

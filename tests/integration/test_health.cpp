@@ -60,9 +60,7 @@ TEST_CASE("health exec probe: failing probes kill the run after exactly `failure
 
     fs::remove(flag);
     // The restart waits 2 s: the killed run's failures are all in the log by then.
-    s = wait_status(
-        client, "svc", [](const json& st) { return st["liveness_kills"] == 1; }, 5s,
-        "a liveness kill");
+    s = wait_status(client, "svc", liveness_killed(1), 5s, "a liveness kill");
     CHECK(failed_probe_lines(pkitd) == 3);
     CHECK(last_exit(s)["killed_by"] == "liveness");
     CHECK(last_exit(s)["signal"] == "SIGTERM");

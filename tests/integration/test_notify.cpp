@@ -187,9 +187,7 @@ TEST_CASE("notify watchdog: a run that stops sending WATCHDOG=1 is killed by liv
 
     const auto starved_at = Clock::now();
     write_file(starve, "");
-    s = wait_status(
-        client, "svc", [](const json& st) { return st["liveness_kills"] == 1; }, 10s,
-        "a watchdog kill");
+    s = wait_status(client, "svc", liveness_killed(1), 10s, "a watchdog kill");
     const double after = seconds_since(starved_at);
     INFO("killed " << after << " s after the last WATCHDOG=1");
     CHECK(after >= 0.5);
