@@ -27,6 +27,7 @@ ControlServer::ControlServer(uv_loop_t* loop, SocketOptions options, ControlHand
       m_self(::geteuid()),
       m_listener(this),
       m_reaper(loop),
+      m_linger_timer(loop),
       m_read_buffer(std::make_unique<char[]>(k_read_buffer_bytes)) {}
 
 std::expected<std::unique_ptr<ControlServer>, std::string> ControlServer::open(
@@ -139,6 +140,27 @@ void ControlServer::retire(ConnectionId id, bool notify) {
     }
 }
 
+void ControlServer::linger(ConnectionId id) {
+    m_lingering.emplace_back(uv_now(m_loop) + k_linger_ms, id);
+    if (!m_linger_timer.active()) {
+        m_linger_timer.start(k_linger_ms, [this] { end_lingering(); });
+    }
+}
+
+void ControlServer::end_lingering() {
+    const std::uint64_t now = uv_now(m_loop);
+    while (!m_lingering.empty() && m_lingering.front().first <= now) {
+        ConnectionId id = m_lingering.front().second;
+        m_lingering.pop_front();
+        if (auto* connection = find(id)) {
+            connection->close();
+        }
+    }
+    if (!m_lingering.empty()) {
+        m_linger_timer.start(m_lingering.front().first - now, [this] { end_lingering(); });
+    }
+}
+
 void ControlServer::reap() {
     auto retired = std::move(m_retired);
     auto gone = std::move(m_gone);
@@ -167,6 +189,8 @@ void ControlServer::close_all() {
         m_retired.push_back(std::move(connection));
     }
     m_connections.clear();
+    m_lingering.clear();
+    m_linger_timer.stop();
     if (!m_retired.empty() && !m_reaper.active()) {
         m_reaper.start(0, [this] { reap(); });
     }

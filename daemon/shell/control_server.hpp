@@ -16,11 +16,13 @@
 
 #include <cstddef>
 #include <cstdint>
+#include <deque>
 #include <expected>
 #include <memory>
 #include <optional>
 #include <string>
 #include <unordered_map>
+#include <utility>
 #include <vector>
 
 #include "daemon/shell/uv_handle.hpp"
@@ -126,6 +128,9 @@ private:
     // method of it may still be on the stack. Notifies the handler then, if `notify`.
     void retire(ConnectionId id, bool notify);
     void reap();
+    // Closes connection `id` k_linger_ms from now unless it has closed by then.
+    void linger(ConnectionId id);
+    void end_lingering();
 
     uv_loop_t* m_loop;
     SocketOptions m_options;
@@ -138,6 +143,11 @@ private:
     std::vector<std::unique_ptr<Connection>> m_retired;
     std::vector<ConnectionId> m_gone;  // retired with notice still owed to the handler
     Timer m_reaper;
+    // Finished connections waiting for their client's end of file, oldest first: every
+    // one waits the same k_linger_ms, so the front is always the next to expire.
+    static constexpr std::uint64_t k_linger_ms = 2000;
+    std::deque<std::pair<std::uint64_t, ConnectionId>> m_lingering;  // (deadline, id)
+    Timer m_linger_timer;
     // One read buffer for every connection: libuv fills it and the read callback copies
     // out what arrived, so an idle connection holds no buffer at all.
     std::unique_ptr<char[]> m_read_buffer;

@@ -22,6 +22,10 @@ constexpr std::size_t k_keep_input_capacity = 4096;
 // top it keeps; a status of a thousand services would leave ~1 MiB resident for good.
 constexpr std::size_t k_trim_after_bytes = 256 * 1024;
 
+// How much a finishing client may still send before pkitd stops reading it (the rest of
+// a too-large line, say); the time bound is ControlServer::k_linger_ms.
+constexpr std::size_t k_linger_bytes = 4 * 1024 * 1024;
+
 // A write owns its bytes until libuv is done with them.
 struct WriteRequest {
     uv_write_t request{};
@@ -157,15 +161,41 @@ void ControlServer::Connection::on_write(uv_write_t* request, int status) {
     }
 }
 
-void ControlServer::Connection::on_shutdown(uv_shutdown_t* request, int) {
+void ControlServer::Connection::on_shutdown(uv_shutdown_t* request, int status) {
     std::unique_ptr<uv_shutdown_t> owned(request);
-    if (auto* self = static_cast<Connection*>(request->handle->data)) {
-        self->close();
+    auto* self = static_cast<Connection*>(request->handle->data);
+    if (self == nullptr) {
+        return;
+    }
+    try {
+        if (status < 0) {
+            self->close();
+        } else {
+            self->on_shut_down();
+        }
+    } catch (...) {
+        self->close();  // only allocation failure gets here
+    }
+}
+
+void ControlServer::Connection::on_shut_down() {
+    m_shut_down = true;
+    if (m_eof || !m_reading) {
+        close();
+    } else {
+        m_server.linger(m_id);
     }
 }
 
 void ControlServer::Connection::on_data(const char* data, std::size_t size) {
-    if (m_streaming || m_finishing || !m_served) {
+    if (m_finishing) {
+        m_discarded += size;
+        if (m_discarded > k_linger_bytes) {
+            close();
+        }
+        return;
+    }
+    if (m_streaming || !m_served) {
         return;  // a streaming client's further input means nothing (SPEC §9)
     }
     m_input.append(data, size);
@@ -177,6 +207,8 @@ void ControlServer::Connection::on_eof() {
     m_reading = false;  // libuv stops reading by itself at EOF
     if (!m_finishing) {
         pump();
+    } else if (m_shut_down) {
+        close();  // it lingered until now
     }
 }
 
@@ -269,8 +301,10 @@ void ControlServer::Connection::update_reading() {
     // While a request waits for its reply, read ahead only one line's worth: a client
     // pipelining without end is held back by the kernel, not by pkitd's memory.
     // A paused client is not read either: its requests wait in the kernel's buffer.
-    bool want = m_served && !m_eof && !m_finishing && !m_paused &&
-                (!m_busy || m_input.size() - m_start <= proto::k_max_line_bytes);
+    bool want_requests =
+        m_served && !m_paused && (!m_busy || m_input.size() - m_start <= proto::k_max_line_bytes);
+    // A finishing connection is read until the client's end of file, only to discard.
+    bool want = !m_eof && (m_finishing || want_requests);
     if (want && !m_reading) {
         m_reading = uv_read_start(m_pipe.as_stream(), &on_alloc, &on_read) == 0;
     } else if (!want && m_reading) {

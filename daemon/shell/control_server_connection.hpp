@@ -26,7 +26,8 @@ public:
 
     // Starts reading requests from an authorised peer.
     void serve();
-    // Answers an unauthorised peer with `line`, then closes without reading.
+    // Answers an unauthorised peer with `line`, then ends the connection as finish()
+    // does: its requests are read only to be discarded.
     void refuse(std::string line);
 
     void reply(std::string line);
@@ -64,8 +65,14 @@ private:
     // Above the pause mark (a quarter of max_backlog_bytes): no request is handled and
     // nothing read until the client has read its replies.
     bool backlogged() const;
-    // Writes what is queued, then closes: the end of a half-closed or refused client.
+    // Writes what is queued and shuts down pkitd's side. A client that has not shut down
+    // its own side yet (refused, or past too_large) lingers: its further input is read
+    // and discarded until its end of file, for at most k_linger_ms and k_linger_bytes,
+    // so that a client still writing its request does not fail with EPIPE before it
+    // reads the reply that says why. Then the connection closes.
     void finish();
+    // pkitd's side is shut down: close now if the client's side is too, else linger.
+    void on_shut_down();
 
     ControlServer& m_server;
     ConnectionId m_id;
@@ -81,6 +88,8 @@ private:
     bool m_pumping = false;  // pump() is on the stack; reply() must not re-enter
     bool m_paused = false;   // requests wait for the backlog to drain (on_write resumes)
     bool m_finishing = false;
+    bool m_shut_down = false;     // the shutdown of pkitd's side has completed
+    std::size_t m_discarded = 0;  // bytes read and dropped while finishing
     bool m_closed = false;
 };
 

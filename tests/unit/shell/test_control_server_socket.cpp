@@ -150,9 +150,58 @@ TEST_CASE("an unauthorised peer gets one forbidden reply and is disconnected") {
         CHECK(value["ok"] == false);
         CHECK(value["error"]["code"] == "forbidden");
         CHECK(client.wait_closed());
+        client.shutdown_write();
         CHECK(handler.requests == 0);
         CHECK(loop.run_until([&] { return server->connection_count() == 0; }));
         CHECK(handler.disconnected.empty());
+    }
+    CHECK(loop.close() == 0);
+}
+
+TEST_CASE("a refused peer that writes after its reply came still reads it, then the end") {
+    TestLoop loop;
+    TempDir dir;
+    FakeHandler handler;
+    std::string path = dir.path() + "/pkitd.sock";
+    SocketOptions options;
+    options.trust_root_and_self = false;
+    {
+        auto server = open_server(loop, path, handler, options);
+        RawClient client(loop, path);
+        // pkitd answers at accept and shuts down its side before the request is sent
+        // (pkitctl's order: connect, write, read). The write must not fail with EPIPE.
+        REQUIRE(client.wait_closed());
+        CHECK(client.write("{\"id\":1,\"cmd\":\"ping\"}\n"));
+        CHECK(server->connection_count() == 1);  // lingering for the client's end
+        client.shutdown_write();
+        // Its end of file closes the connection at once, long before the linger bound.
+        CHECK(loop.run_until([&] { return server->connection_count() == 0; }, 1s));
+        CHECK(handler.requests == 0);
+    }
+    CHECK(loop.close() == 0);
+}
+
+TEST_CASE("a refused peer that never ends is closed after the linger bound") {
+    TestLoop loop;
+    TempDir dir;
+    FakeHandler handler;
+    std::string path = dir.path() + "/pkitd.sock";
+    SocketOptions options;
+    options.trust_root_and_self = false;
+    {
+        auto server = open_server(loop, path, handler, options);
+        auto started = std::chrono::steady_clock::now();
+        RawClient quiet(loop, path);
+        RawClient flooding(loop, path);
+        REQUIRE(quiet.read_line().has_value());
+        REQUIRE(flooding.read_line().has_value());
+        // A client sending without end is cut off by the byte bound (4 MiB)...
+        CHECK_FALSE(flooding.write(std::string(16 * 1024 * 1024, 'x')));
+        CHECK(server->connection_count() == 1);
+        // ...and one that stays silent by the time bound (2 s after its refusal).
+        CHECK(loop.run_until([&] { return server->connection_count() == 0; }, 10s));
+        CHECK(std::chrono::steady_clock::now() - started >= 1900ms);
+        CHECK(quiet.wait_closed());
     }
     CHECK(loop.close() == 0);
 }
