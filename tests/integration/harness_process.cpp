@@ -136,6 +136,29 @@ bool is_root() {
     return ::geteuid() == 0;
 }
 
+std::string pid_namespace_unavailable() {
+    if (!is_root()) {
+        return "needs root for unshare --pid";
+    }
+    if (!have_program("unshare")) {
+        return "needs unshare (util-linux)";
+    }
+    std::vector<std::string> probe = {"/usr/bin/env"};
+    for (auto& word : pid_namespace_wrapper()) {
+        probe.push_back(std::move(word));
+    }
+    probe.push_back("/bin/true");
+    const auto result = run_command(probe, std::chrono::seconds(10));
+    if (result.exit_code != 0) {
+        return "unshare --pid --fork --mount-proc fails here: " + result.all();
+    }
+    return {};
+}
+
+std::vector<std::string> pid_namespace_wrapper() {
+    return {"unshare", "--pid", "--fork", "--mount-proc"};
+}
+
 bool have_program(const std::string& name) {
     if (name.find('/') != std::string::npos) {
         return ::access(name.c_str(), X_OK) == 0;

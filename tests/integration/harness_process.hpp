@@ -43,6 +43,11 @@ int decode_wait_status(int status);
 bool is_root();
 // Whether an executable exists at `path` or in PATH.
 bool have_program(const std::string& name);
+// Why pkitd cannot be run as PID 1 of a new PID namespace here (not root, no util-linux
+// unshare, or unshare fails), or empty when it can: then DaemonOptions::wrapper =
+// pid_namespace_wrapper() runs it so.
+std::string pid_namespace_unavailable();
+std::vector<std::string> pid_namespace_wrapper();
 
 // Wall-clock unix seconds, as pkitd reports times.
 double unix_now();

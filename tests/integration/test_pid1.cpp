@@ -8,35 +8,15 @@
 
 using namespace pkit::itest;
 
-namespace {
-
-// Why the namespace cannot be made here, or empty when it can.
-std::string skip_reason() {
-    if (!is_root()) {
-        return "needs root for unshare --pid";
-    }
-    if (!have_program("unshare")) {
-        return "needs unshare (util-linux)";
-    }
-    const auto probe = run_command(
-        {"/usr/bin/env", "unshare", "--pid", "--fork", "--mount-proc", "/bin/true"}, 10s);
-    if (probe.exit_code != 0) {
-        return "unshare --pid --fork --mount-proc fails here: " + probe.all();
-    }
-    return {};
-}
-
-}  // namespace
-
 TEST_CASE("as PID 1 of a namespace pkitd reaps 50 double-forked orphans and exits 0") {
-    const std::string reason = skip_reason();
+    const std::string reason = pid_namespace_unavailable();
     if (!reason.empty()) {
         PKIT_SKIP(reason);
     }
     TempDir dir;
     dir.service("forker", sh_command("for i in $(seq 50); do (sleep 0.2 &); done; touch " +
                                      dir.file("forked") + "; sleep 1000"));
-    Daemon pkitd(dir, {.wrapper = {"unshare", "--pid", "--fork", "--mount-proc"}});
+    Daemon pkitd(dir, {.wrapper = pid_namespace_wrapper()});
     pkitd.wait_ready();
     Client client = pkitd.client();
 

@@ -25,21 +25,6 @@ void write_tree(const TempDir& dir) {
                                 stop);
 }
 
-std::string skip_reason() {
-    if (!is_root()) {
-        return "needs root for unshare --pid";
-    }
-    if (!have_program("unshare")) {
-        return "needs unshare (util-linux)";
-    }
-    const auto probe = run_command(
-        {"/usr/bin/env", "unshare", "--pid", "--fork", "--mount-proc", "/bin/true"}, 10s);
-    if (probe.exit_code != 0) {
-        return "unshare --pid --fork --mount-proc fails here: " + probe.all();
-    }
-    return {};
-}
-
 }  // namespace
 
 TEST_CASE("a root-level escalate service that fails escalates and pkitd exits 1") {
@@ -69,13 +54,13 @@ TEST_CASE("a root-level escalate service that fails escalates and pkitd exits 1"
 }
 
 TEST_CASE("as PID 1 of a namespace a root-level escalate failure exits 1 with every child gone") {
-    const std::string reason = skip_reason();
+    const std::string reason = pid_namespace_unavailable();
     if (!reason.empty()) {
         PKIT_SKIP(reason);
     }
     TempDir dir;
     write_tree(dir);
-    Daemon pkitd(dir, {.wrapper = {"unshare", "--pid", "--fork", "--mount-proc"}});
+    Daemon pkitd(dir, {.wrapper = pid_namespace_wrapper()});
     pkitd.wait_ready();
     Client client = pkitd.client();
     CHECK(client.command("ping")["result"]["pid"] == 1);
