@@ -222,19 +222,23 @@ TEST_CASE("socket stream: pkitctl events prints events until SIGINT then exits 0
 
     BackgroundCtl events({"--socket", pkitd.socket(), "events"}, dir.file("events.out"),
                          dir.file("events.err"));
-    // Restart until the subscription has surely seen one: pkitctl may not be connected
-    // at the first restart.
+    // Restart until the subscription has surely seen a start: pkitctl may not be
+    // connected at the first restart, and a restart's `exited` comes before its `started`.
+    const auto saw_start = [&] {
+        const std::string out = read_file(dir.file("events.out"));
+        return out.find("started") != std::string::npos && out.find("svc") != std::string::npos;
+    };
     wait_for(
         [&] {
-            if (read_file(dir.file("events.out")).find("svc") != std::string::npos) {
+            if (saw_start()) {
                 return true;
             }
             REQUIRE_MESSAGE(events.running(),
                             "pkitctl events exited: " << read_file(dir.file("events.err")));
             client.request({{"cmd", "restart"}, {"services", {"svc"}}});
-            return read_file(dir.file("events.out")).find("svc") != std::string::npos;
+            return saw_start();
         },
-        10s, "an event line naming svc",
+        10s, "a started event line naming svc",
         [&] { return read_file(dir.file("events.out")) + read_file(dir.file("events.err")); });
     CHECK(events.running());
 
