@@ -46,7 +46,7 @@ ReloadOutcome Supervisor::reload(config::Tree tree, Now now) {
             added.push_back(i);
             continue;
         }
-        Service& s = *m_services[*existing];
+        const Service& s = *m_services[*existing];
         bool group_changed = !same_group(group_containing(old_daemon, spec.name),
                                          group_containing(m_daemon, spec.name));
         if (s.spec() == spec && !group_changed) {
@@ -57,7 +57,7 @@ ReloadOutcome Supervisor::reload(config::Tree tree, Now now) {
         bool start = spec.autostart;
         std::erase_if(m_reloads, [&](const PendingReload& p) { return p.service == *existing; });
         m_reloads.push_back(PendingReload{*existing, std::move(spec), start});
-        s.stop(now, m_actions, AfterStop::stay_stopped, std::nullopt);
+        touch(*existing).stop(now, m_actions, AfterStop::stay_stopped, std::nullopt);
     }
     for (std::size_t i = 0; i < m_services.size(); ++i) {
         if (m_retired[i] || names.contains(m_services[i]->name())) {
@@ -67,12 +67,12 @@ ReloadOutcome Supervisor::reload(config::Tree tree, Now now) {
         m_retired[i] = true;
         std::erase_if(m_reloads, [&](const PendingReload& p) { return p.service == i; });
         m_reloads.push_back(PendingReload{i, std::nullopt, false});
-        m_services[i]->stop(now, m_actions, AfterStop::stay_stopped, std::nullopt);
+        touch(i).stop(now, m_actions, AfterStop::stay_stopped, std::nullopt);
     }
     build_graph();
     for (std::size_t i : added) {
         if (m_services[i]->spec().autostart) {
-            m_services[i]->want_up(now, m_actions, true);
+            touch(i).want_up(now, m_actions, true);
         }
     }
     Event e;
@@ -90,11 +90,11 @@ ReloadOutcome Supervisor::reload(config::Tree tree, Now now) {
 void Supervisor::settle_reload(Now now) {
     bool rebuild = false;
     std::erase_if(m_reloads, [&](PendingReload& pending) {
-        Service& s = *m_services[pending.service];
-        if (s.has_process()) {
+        if (m_services[pending.service]->has_process()) {
             return false;
         }
         if (pending.replacement) {
+            Service& s = touch(pending.service);
             s.replace_spec(std::move(*pending.replacement), s.group());
             if (pending.start) {
                 s.want_up(now, m_actions, true);

@@ -104,7 +104,7 @@ void Supervisor::build_graph() {
         if (m_group_of[i]) {
             name = m_groups[*m_group_of[i]].spec.name;
         }
-        m_services[i]->set_group(std::move(name));
+        m_services[i]->set_group(std::move(name));  // reindex() below reads every service
     }
 
     m_dependencies.assign(n, {});
@@ -139,6 +139,64 @@ void Supervisor::build_graph() {
         }
     }
     m_stop_sent.resize(n, false);
+    reindex();
+}
+
+Service& Supervisor::touch(std::size_t service) {
+    if (!m_is_touched[service]) {
+        m_is_touched[service] = true;
+        m_touched.push_back(service);
+    }
+    return *m_services[service];
+}
+
+void Supervisor::refresh() {
+    for (std::size_t i : m_touched) {
+        m_is_touched[i] = false;
+        const Service& s = *m_services[i];
+        std::optional<TimePoint> due = s.next_deadline();
+        if (due != m_deadline_of[i]) {
+            if (m_deadline_of[i]) {
+                m_deadlines.erase({*m_deadline_of[i], i});
+            }
+            if (due) {
+                m_deadlines.emplace(*due, i);
+            }
+            m_deadline_of[i] = due;
+        }
+        if (m_position[i] != not_ordered) {
+            if (s.state() == State::waiting) {
+                m_waiting.insert(m_position[i]);
+            } else {
+                m_waiting.erase(m_position[i]);
+            }
+        }
+        if (m_daemon_storm_until && !m_is_hold_pending[i]) {
+            m_is_hold_pending[i] = true;
+            m_hold_pending.push_back(i);
+        }
+    }
+    m_touched.clear();
+}
+
+void Supervisor::reindex() {
+    const std::size_t n = m_services.size();
+    m_position.assign(n, not_ordered);
+    for (std::size_t k = 0; k < m_order.size(); ++k) {
+        m_position[m_order[k]] = k;
+    }
+    m_deadline_of.assign(n, std::nullopt);
+    m_deadlines.clear();
+    m_waiting.clear();
+    m_is_touched.assign(n, true);
+    m_touched.resize(n);
+    for (std::size_t i = 0; i < n; ++i) {
+        m_touched[i] = i;
+    }
+    m_hold_pending.clear();
+    m_is_hold_pending.assign(n, false);
+    m_held_until.reset();  // the next hold looks at every service
+    refresh();
 }
 
 std::optional<std::size_t> Supervisor::find(std::string_view name) const {
@@ -160,7 +218,7 @@ std::optional<std::size_t> Supervisor::service_of(pid_t pid) const {
 void Supervisor::start(Now now) {
     for (std::size_t i : m_order) {
         if (m_services[i]->spec().autostart) {
-            m_services[i]->want_up(now, m_actions, true);
+            touch(i).want_up(now, m_actions, true);
         }
     }
     settle(now);
@@ -168,13 +226,13 @@ void Supervisor::start(Now now) {
 
 void Supervisor::on_spawned(std::size_t service, std::uint64_t run, pid_t pid, Now now) {
     m_runs[pid] = {service, run};
-    m_services[service]->on_spawned(run, pid, now, m_actions);
+    touch(service).on_spawned(run, pid, now, m_actions);
     settle(now);
 }
 
 void Supervisor::on_launch_failed(std::size_t service, std::uint64_t run,
                                   const LaunchFailure& failure, Now now) {
-    Service& s = *m_services[service];
+    Service& s = touch(service);
     std::uint64_t before = s.crashes();
     int restarts_before = s.restarts();
     State state_before = s.state();
@@ -192,7 +250,7 @@ bool Supervisor::on_exit(pid_t pid, int wait_status, Now now) {
     auto [service, run] = it->second;
     m_runs.erase(it);
     std::size_t first_new = m_actions.size();
-    Service& s = *m_services[service];
+    Service& s = touch(service);
     std::uint64_t before = s.crashes();
     int restarts_before = s.restarts();
     State state_before = s.state();
@@ -215,46 +273,54 @@ bool Supervisor::on_exit(pid_t pid, int wait_status, Now now) {
 void Supervisor::on_time(Now now) {
     if (m_shutdown_deadline && now.mono >= *m_shutdown_deadline) {
         m_shutdown_deadline.reset();
-        for (auto& s : m_services) {
-            s->kill_now(m_actions);
+        for (std::size_t i = 0; i < m_services.size(); ++i) {
+            if (m_services[i]->has_process()) {  // kill_now does nothing to the others
+                touch(i).kill_now(m_actions);
+            }
         }
     }
-    for (auto& s : m_services) {
-        auto due = s->next_deadline();
-        if (due && *due <= now.mono) {
-            s->on_time(now, m_actions);
-        }
+    refresh();
+    // Fired in service order, as a scan of every service would: the actions come out
+    // in the same order whatever the deadlines.
+    std::vector<std::size_t> due;
+    for (auto it = m_deadlines.begin(); it != m_deadlines.end() && it->first <= now.mono; ++it) {
+        due.push_back(it->second);
+    }
+    std::sort(due.begin(), due.end());
+    for (std::size_t i : due) {
+        touch(i).on_time(now, m_actions);
     }
     settle(now);
 }
 
 void Supervisor::on_probe_result(std::size_t service, std::uint64_t run, ProbePurpose purpose,
                                  bool ok, Now now) {
-    m_services[service]->on_probe_result(run, purpose, ok, now, m_actions);
+    touch(service).on_probe_result(run, purpose, ok, now, m_actions);
     settle(now);
 }
 
 void Supervisor::on_notify(std::size_t service, std::uint64_t run, const NotifyMessage& message,
                            Now now) {
-    m_services[service]->on_notify(run, message, now, m_actions);
+    touch(service).on_notify(run, message, now, m_actions);
     settle(now);
 }
 
 void Supervisor::on_output(std::size_t service, std::uint64_t run, Stream stream,
                            std::string_view text, double wall) {
-    m_services[service]->record_output(run, stream, text, wall);
+    touch(service).record_output(run, stream, text, wall);
+    refresh();  // no settle() follows
 }
 
 void Supervisor::start_service(std::size_t service, Now now) {
     if (m_shutting_down) {
         return;
     }
-    m_services[service]->want_up(now, m_actions, true);
+    touch(service).want_up(now, m_actions, true);
     settle(now);
 }
 
 void Supervisor::stop_service(std::size_t service, Now now) {
-    m_services[service]->stop(now, m_actions, AfterStop::stay_stopped, std::nullopt);
+    touch(service).stop(now, m_actions, AfterStop::stay_stopped, std::nullopt);
     settle(now);
 }
 
@@ -262,7 +328,7 @@ void Supervisor::restart_service(std::size_t service, Now now) {
     if (m_shutting_down) {
         return;
     }
-    m_services[service]->stop(now, m_actions, AfterStop::relaunch, std::nullopt);
+    touch(service).stop(now, m_actions, AfterStop::relaunch, std::nullopt);
     settle(now);
 }
 
@@ -272,8 +338,8 @@ void Supervisor::shutdown(Now now, int status) {
     }
     m_shutting_down = true;
     m_exit_status = status;
-    for (auto& s : m_services) {
-        s->forbid_restarts();
+    for (std::size_t i = 0; i < m_services.size(); ++i) {
+        touch(i).forbid_restarts();
     }
     if (m_daemon.shutdown_timeout > Duration::zero()) {
         m_shutdown_deadline = now.mono + m_daemon.shutdown_timeout;
@@ -318,27 +384,66 @@ void Supervisor::note_crashes(std::size_t service, std::uint64_t before, Now now
 void Supervisor::settle(Now now) {
     if (m_shutting_down) {
         settle_shutdown(now);
+        refresh();
         return;
     }
-    if (m_daemon_storm_until && now.mono < *m_daemon_storm_until) {
-        // Every restart pending now or decided during the pause waits for its end.
-        for (auto& s : m_services) {
-            s->hold_until(*m_daemon_storm_until);
-        }
-    }
+    hold_for_daemon_storm(now);
     settle_reload(now);
     settle_groups(now);
     if (!m_shutting_down) {  // a group may just have escalated
         launch_ready(now);
     }
+    refresh();
+}
+
+// Every restart pending now or decided during the pause waits for its end. Whether a
+// service has a restart to hold depends on nothing but its own state, and holding one
+// twice changes nothing: so once a pause has held every service, only those touched
+// since need looking at.
+void Supervisor::hold_for_daemon_storm(Now now) {
+    if (!m_daemon_storm_until || now.mono >= *m_daemon_storm_until) {
+        m_held_until.reset();  // a pause that begins again holds every service again
+        for (std::size_t i : m_hold_pending) {
+            m_is_hold_pending[i] = false;
+        }
+        m_hold_pending.clear();
+        return;
+    }
+    const TimePoint until = *m_daemon_storm_until;
+    refresh();  // this input's touches join m_hold_pending
+    std::vector<std::size_t> pending;
+    pending.swap(m_hold_pending);
+    for (std::size_t i : pending) {
+        m_is_hold_pending[i] = false;
+    }
+    if (m_held_until != until) {
+        m_held_until = until;
+        for (std::size_t i = 0; i < m_services.size(); ++i) {
+            touch(i).hold_until(until);
+        }
+    } else {
+        for (std::size_t i : pending) {
+            touch(i).hold_until(until);
+        }
+    }
+    // What was just held needs no second look.
+    refresh();
+    for (std::size_t i : m_hold_pending) {
+        m_is_hold_pending[i] = false;
+    }
+    m_hold_pending.clear();
 }
 
 void Supervisor::launch_ready(Now now) {
-    for (std::size_t i : m_order) {
-        Service& s = *m_services[i];
+    refresh();
+    // In start order; a launch changes no other service's eligibility, so the set may
+    // be read while launching (refresh() after the loop updates it).
+    for (std::size_t position : m_waiting) {
+        std::size_t i = m_order[position];
+        const Service& s = *m_services[i];
         if (s.state() == State::waiting && s.desired_up() && !group_busy(i) &&
             dependencies_satisfied(i)) {
-            s.launch(now, m_actions);
+            touch(i).launch(now, m_actions);
         }
     }
 }
@@ -356,7 +461,7 @@ void Supervisor::settle_shutdown(Now now) {
             [&](std::size_t j) { return m_stop_sent[j] && !m_services[j]->has_process(); });
         if (dependents_down) {
             m_stop_sent[i] = true;
-            m_services[i]->stop(now, m_actions, AfterStop::shutdown, m_shutdown_deadline);
+            touch(i).stop(now, m_actions, AfterStop::shutdown, m_shutdown_deadline);
         }
     }
     bool all_down = std::all_of(m_services.begin(), m_services.end(),
@@ -371,10 +476,9 @@ void Supervisor::settle_shutdown(Now now) {
 
 std::optional<TimePoint> Supervisor::next_deadline() const {
     std::optional<TimePoint> next = m_shutdown_deadline;
-    for (const auto& s : m_services) {
-        if (auto due = s->next_deadline()) {
-            next = next ? std::min(*next, *due) : *due;
-        }
+    if (!m_deadlines.empty()) {
+        TimePoint due = m_deadlines.begin()->first;
+        next = next ? std::min(*next, due) : due;
     }
     return next;
 }

@@ -6,10 +6,16 @@
 //
 // Propagation goes through one settle() pass after every input, not recursion: it
 // launches waiting services whose dependencies are satisfied and moves a shutdown on.
+//
+// An input costs what it touches, not what exists: every Service the Supervisor mutates
+// goes through touch(), and only the touched ones are re-read into the indices that
+// next_deadline(), on_time() and launch_ready() use (each service's deadline, the set of
+// waiting services in start order). Idle services beside a restart add nothing to it.
 
 #include <functional>
 #include <memory>
 #include <optional>
+#include <set>
 #include <string_view>
 #include <unordered_map>
 #include <vector>
@@ -86,6 +92,14 @@ private:
     void build_graph();
     void settle(Now now);
     void launch_ready(Now now);
+    // The only way to a mutable Service: records it for refresh().
+    Service& touch(std::size_t service);
+    // Re-reads the touched services' deadlines and states into the indices.
+    void refresh();
+    // Rebuilds the indices from every service (after build_graph changed the order).
+    void reindex();
+    // The daemon-wide storm pause holds every pending restart until its end.
+    void hold_for_daemon_storm(Now now);
     // The tree (tree.cpp): a member's restart event, failure and escalation.
     void after_member_change(std::size_t service, int restarts_before, State state_before, Now now);
     void member_restarted(std::size_t group, std::size_t service, Now now);
@@ -126,6 +140,21 @@ private:
     int m_exit_status = 0;
     std::optional<TimePoint> m_shutdown_deadline;
     std::vector<bool> m_stop_sent;
+
+    // The indices (see the header comment); every vector is sized like m_services
+    // once build_graph() has run, which it does before a new slot is touched.
+    static constexpr std::size_t not_ordered = static_cast<std::size_t>(-1);
+    std::vector<std::optional<TimePoint>> m_deadline_of;  // as last read
+    std::set<std::pair<TimePoint, std::size_t>> m_deadlines;
+    std::vector<std::size_t> m_position;  // service → position in m_order (retired: none)
+    std::set<std::size_t> m_waiting;      // m_order positions of the `waiting` services
+    std::vector<std::size_t> m_touched;
+    std::vector<bool> m_is_touched;
+    // Services touched since the storm hold last looked at them: only they can have
+    // become a restart to hold. A new pause end (m_held_until differs) holds them all.
+    std::vector<std::size_t> m_hold_pending;
+    std::vector<bool> m_is_hold_pending;
+    std::optional<TimePoint> m_held_until;
 };
 
 }  // namespace pkit::core

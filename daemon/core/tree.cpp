@@ -24,7 +24,7 @@ void Supervisor::after_member_change(std::size_t service, int restarts_before, S
     if (m_shutting_down) {
         return;
     }
-    Service& s = *m_services[service];
+    const Service& s = *m_services[service];
     std::optional<std::size_t> group = m_group_of[service];
     if (s.restarts() > restarts_before && s.restart_pending() && group) {
         member_restarted(*group, service, now);
@@ -130,7 +130,7 @@ bool Supervisor::group_busy(std::size_t service) const {
 void Supervisor::settle_groups(Now now) {
     for (Group& group : m_groups) {
         while (!group.stop_queue.empty()) {
-            Service& front = *m_services[group.stop_queue.front()];
+            Service& front = touch(group.stop_queue.front());
             if (!group.front_sent) {
                 group.front_sent = true;
                 if (group.then == Group::Then::relaunch) {
@@ -150,7 +150,7 @@ void Supervisor::settle_groups(Now now) {
             group.failed = false;
             group.intensity.reset();
             for (std::size_t member : group.members) {
-                m_services[member]->restart_by_root(now, m_actions);
+                touch(member).restart_by_root(now, m_actions);
             }
         }
     }
