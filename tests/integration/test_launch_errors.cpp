@@ -29,24 +29,29 @@ void check_launch_failures(Daemon& pkitd, const std::string& reason) {
 
 TEST_CASE("a missing binary is a not_found launch failure, never an exit 127") {
     TempDir dir;
+    // autostart = false: the case subscribes to events before the first launch, so
+    // that every failure is on the stream however slowly the case gets there.
     SUBCASE("an absolute path") {
-        dir.service("svc", "command = [\"" + dir.file("no-such-binary") + "\"]\n" +
+        dir.service("svc", "command = [\"" + dir.file("no-such-binary") +
+                               "\"]\nautostart = false\n" +
                                restart_table("on_crash", "200ms", 1.0, 2));
     }
     SUBCASE("a name looked up in PATH") {
-        dir.service("svc", "command = [\"pkit-itest-no-such-command\"]\n" +
+        dir.service("svc", "command = [\"pkit-itest-no-such-command\"]\nautostart = false\n" +
                                restart_table("on_crash", "200ms", 1.0, 2));
     }
     Daemon pkitd(dir);
     pkitd.wait_ready();
-    // Subscribed after the first launch, but in time for the later ones (200 ms apart).
     EventStream events(pkitd.socket());
+    Client client = pkitd.client();
+    json reply = client.request({{"cmd", "start"}, {"services", {"svc"}}});
+    REQUIRE_MESSAGE(reply["ok"] == true, reply.dump());
     events.until([](const json& e) { return e.value("type", "") == "restarts_exhausted"; }, 10s,
                  "restarts_exhausted");
 
     CHECK(events.of_type("started", "svc").empty());
     const auto exits = events.of_type("exited", "svc");
-    REQUIRE_FALSE(exits.empty());
+    CHECK(exits.size() == 3);
     for (const auto& e : exits) {
         CHECK_MESSAGE(starts_with(e.value("launch_error", json()), "not_found"),
                       "exited event: " << e.dump());

@@ -96,13 +96,17 @@ TEST_CASE("predicate give_up_when launch_errors not_found gives up at once with 
 
 TEST_CASE("predicate give_up_when: a launch failure it does not list is retried with backoff") {
     TempDir dir;
-    dir.service("svc", "command = [\"" + dir.file("no-such-binary") + "\"]\n" +
+    // autostart = false: the case subscribes to events before the first launch, so
+    // that every failure is on the stream however slowly the case gets there.
+    dir.service("svc", "command = [\"" + dir.file("no-such-binary") + "\"]\nautostart = false\n" +
                            restart_table("on_crash", "400ms", 1.0, 3) +
                            "[give_up_when]\nlaunch_errors = [\"permission_denied\"]\n");
     Daemon pkitd(dir);
     pkitd.wait_ready();
-    // Subscribed after the first launch at worst: the later ones are 400 ms apart.
     EventStream events(pkitd.socket());
+    Client client = pkitd.client();
+    json reply = client.request({{"cmd", "start"}, {"services", {"svc"}}});
+    REQUIRE_MESSAGE(reply["ok"] == true, reply.dump());
     events.until([](const json& e) { return e.value("type", "") == "restarts_exhausted"; }, 10s,
                  "restarts_exhausted");
 
@@ -117,14 +121,13 @@ TEST_CASE("predicate give_up_when: a launch failure it does not list is retried 
         previous = at;
     }
     INFO("gaps between launch failures: " << to_string(gaps));
-    CHECK(gaps.size() >= 2);
+    CHECK(gaps.size() == 3);
     for (double gap : gaps) {
         CHECK(gap >= 0.38);
     }
     for (double delay : restart_delays(events.seen(), "svc")) {
         CHECK(delay == doctest::Approx(0.4).epsilon(0.01));
     }
-    Client client = pkitd.client();
     json s = status(client, "svc");
     CHECK(s["stopped"] == "restarts_exhausted");
     CHECK(s["run"] == 4);
