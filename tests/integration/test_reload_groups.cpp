@@ -7,11 +7,18 @@ using namespace pkit::itest;
 
 namespace {
 
-// A member that takes 0.5 s to stop on SIGTERM; DIR/NAME.armed once its trap is set.
+// A member that, on SIGTERM, lingers in `stopping` until DIR/release exists (then at
+// once); DIR/NAME.armed once its trap is set. The case reloads while a member is held
+// there, whatever the machine's load, then releases it.
 std::string lingering_toml(const TempDir& dir, const std::string& name) {
-    return sh_command("trap 'sleep 0.5; exit 0' TERM; touch " + dir.file(name + ".armed") +
+    return sh_command("trap 'while [ ! -e " + dir.file("release") +
+                      " ]; do sleep 0.01; done; exit 0' TERM; touch " + dir.file(name + ".armed") +
                       "; while :; do sleep 0.05; done") +
-           "[restart]\njitter = false\nbackoff_initial = \"50ms\"\n[stop]\ntimeout = \"2s\"\n";
+           "[restart]\njitter = false\nbackoff_initial = \"50ms\"\n[stop]\ntimeout = \"30s\"\n";
+}
+
+void release(const TempDir& dir) {
+    write_file(dir.path() / "release", "");
 }
 
 void kill_service(Client& client, const std::string& name) {
@@ -43,13 +50,16 @@ TEST_CASE("reload during a group's root restart lets the restart finish") {
     wait_file(dir.file("b.armed"));
     EventStream events(pkitd.socket());
 
-    kill_service(client, "a");  // g fails; b (the last member) takes 0.5 s to stop
+    kill_service(client, "a");  // g fails; b (the last member) lingers until released
     events.until([](const json& e) { return e["type"] == "group_failed"; }, 5s, "group_failed");
-    REQUIRE(status(client, "b")["state"] == "stopping");
+    wait_status(client, "b", state_is("stopping"), 5s, "b stopping");
     dir.daemon_config("# the same tree, reformatted\n" + pkitd_toml);
     json reply = client.command("reload");
     REQUIRE_MESSAGE(reply["ok"] == true, reply.dump());
     CHECK(reply["result"]["unchanged"] == 2);
+    // The reload came while the root restart was under way.
+    CHECK(status(client, "b")["state"] == "stopping");
+    release(dir);
 
     json a2 = wait_running(client, "a", 2);
     json b2 = wait_running(client, "b", 2);
@@ -76,10 +86,13 @@ TEST_CASE("reload during a one_for_all restart lets the strategy restart every m
     wait_running(client, "c", 1);
     wait_file(dir.file("b.armed"));
 
-    kill_service(client, "c");  // b is stopped first (0.5 s), then a
+    kill_service(client, "c");  // b is stopped first (held until released), then a
     wait_status(client, "b", state_is("stopping"), 5s, "b stopping");
     json reply = client.command("reload");
     REQUIRE_MESSAGE(reply["ok"] == true, reply.dump());
+    // The reload came while the strategy's restart was under way.
+    CHECK(status(client, "b")["state"] == "stopping");
+    release(dir);
 
     for (const std::string name : {"a", "b", "c"}) {
         json s = wait_running(client, name, 2);
