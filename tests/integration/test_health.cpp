@@ -123,18 +123,22 @@ TEST_CASE("health tcp probe: nothing listening is a failure, and a listener is h
         if (!have_program("socat")) {
             PKIT_SKIP("socat is not installed");
         }
-        // Each accepted connection leaves a line: the probes are seen to happen.
+        // Each accepted connection leaves a line: the probes are seen to happen. The
+        // run is ready once socat listens: liveness probes start only then, so a socat
+        // slow to bind on a loaded machine is not a failed liveness probe.
         const std::string probes = dir.file("probes");
         dir.service("svc", "command = [\"socat\", \"TCP-LISTEN:" + std::to_string(port) +
                                ",bind=127.0.0.1,reuseaddr,fork\", " +
                                toml_str("SYSTEM:echo probe >> " + probes) + "]\n" +
+                               "[ready]\ntcp = " + toml_str(target) + "\ntimeout = \"15s\"\n" +
                                "[health]\ntcp = " + toml_str(target) +
                                "\ninterval = \"200ms\"\nfailures = 2\n");
         Daemon pkitd(dir);
         pkitd.wait_ready();
         Client client = pkitd.client();
-        json first = wait_status(client, "svc", state_is("running"), 5s, "running");
-        wait_for([&] { return read_lines(probes).size() >= 5; }, 10s, "5 probes",
+        json first = wait_status(client, "svc", state_is("running"), 15s, "running");
+        // The ready probe's connection leaves a line too: 6 lines are 5 liveness probes.
+        wait_for([&] { return read_lines(probes).size() >= 6; }, 10s, "5 liveness probes",
                  [&] { return std::to_string(read_lines(probes).size()); });
         json s = status(client, "svc");
         CHECK(s["pid"] == first["pid"]);
