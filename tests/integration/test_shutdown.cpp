@@ -3,6 +3,7 @@
 
 #include <signal.h>
 
+#include <algorithm>
 #include <thread>
 
 #include "tests/integration/harness.hpp"
@@ -62,11 +63,16 @@ TEST_CASE("shutdown stops independent services concurrently") {
     const auto start = Clock::now();
     CHECK(pkitd.stop() == 0);
     const double took = seconds_since(start);
-    // One after the other would take 2 s at least.
     CHECK(took >= 0.9);
-    CHECK_MESSAGE(took < 1.8, "shutdown took " << took << " s; order file:\n"
-                                               << read_file(dir.path() / "order"));
-    CHECK(read_lines(dir.path() / "order").size() == 4);
+    // One after the other, the second would get its SIGTERM only after the first
+    // exited: both got it before either exited. (The order file, not the shutdown's
+    // wall time, so that a loaded machine's slow forks do not count.)
+    const auto order = order_of(dir);
+    INFO("shutdown took " << took << " s; order file:\n" << read_file(dir.path() / "order"));
+    REQUIRE(order.size() == 4);
+    std::vector<std::string> first_two(order.begin(), order.begin() + 2);
+    std::sort(first_two.begin(), first_two.end());
+    CHECK(first_two == std::vector<std::string>{"x term", "y term"});
 }
 
 TEST_CASE("after shutdown no zombie and no process of any service survives and pkitd exits 0") {
