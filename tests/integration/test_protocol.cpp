@@ -44,6 +44,8 @@ TEST_CASE("bad requests get their error code and the connection stays usable") {
     pkitd.wait_ready();
     Client client = pkitd.client();
     Client bystander = pkitd.client();
+    // Running first: the check below that the failed stop did nothing compares with it.
+    wait_status(client, "svc", state_is("running"), 5s, "running");
 
     client.send_raw("this is not json\n");
     CHECK(error_code(read_reply(client)) == "bad_request");
