@@ -128,7 +128,11 @@ void Service::on_spawned(std::uint64_t run, pid_t pid, Now now, Actions& out) {
     if (m_spec.timeout > Duration::zero()) {
         m_timeout_at = now.mono + m_spec.timeout;
     }
-    emit(out, event(EventType::started, now));
+    // The run started when it was launched, as status `started_at` and the exit's
+    // `duration` count it; the exec's confirmation may come later (under load, much).
+    Event started = event(EventType::started, now);
+    started.at = m_started_wall;
+    emit(out, std::move(started));
     m_health = HealthStatus::unknown;
     m_health_failures = 0;
     m_notify_status.reset();

@@ -43,6 +43,17 @@ TEST_CASE("a crashing service: started, exited, restarting with a growing delay"
     CHECK(d.svc.restarts() == 2);
 }
 
+TEST_CASE("the started event is stamped with the launch, not with the exec's report") {
+    Driver d(spec("web"));
+    d.svc.want_up(at(2), d.out, true);
+    d.svc.launch(at(2), d.out);
+    d.svc.on_spawned(d.svc.run(), 100, at(2.25), d.out);
+    auto started = events_of(d.out, EventType::started);
+    REQUIRE(started.size() == 1);
+    CHECK(started[0].at == 1002.0);
+    CHECK(d.svc.started_wall() == 1002.0);
+}
+
 TEST_CASE("the exited event and last_exit record the run") {
     Driver d(spec("web"));
     d.start(at(2));
