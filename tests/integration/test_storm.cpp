@@ -4,6 +4,8 @@
 
 #include <signal.h>
 
+#include <algorithm>
+
 #include "tests/integration/harness.hpp"
 
 using namespace pkit::itest;
@@ -124,5 +126,40 @@ TEST_CASE("storm: crashes spread out beyond the decay never trip the guard") {
     CHECK(s["stopped"] == "restarts_exhausted");
     CHECK(s["run"] == 5);
     CHECK(s["storm_pauses"] == 0);
+    CHECK(pkitd.stop() == 0);
+}
+
+TEST_CASE("storm: sub-second pause and decay, seen through pkitctl status --json") {
+    TempDir dir;
+    // Crashes a few ms apart: the third (or, on a slow machine, the fourth) brings the
+    // score to 2.5 and the restart waits 900 ms. max_restarts 5 ends supervision before
+    // a second pause could build up (the score starts again from 0 after the pause).
+    dir.service("svc", sh_command(gate(dir) + "exit 1") + restart_table("on_crash", "0", 2.0, 5) +
+                           storm_table("2.5", "500ms", "900ms"));
+    Daemon pkitd(dir);
+    pkitd.wait_ready();
+    EventStream events(pkitd.socket());
+    open_gate(dir);
+
+    json pause = events.until([](const json& e) { return e.value("type", "") == "storm_pause"; },
+                              10s, "storm_pause");
+    CHECK(pause["pause"].get<double>() == doctest::Approx(0.9));
+    json s = ctl_status(pkitd);
+    INFO("status: " << s.dump());
+    CHECK(s["state"] == "storm_pause");
+    CHECK(s["storm_pauses"] == 1);
+    CHECK(s["next_restart_in"].get<double>() > 0.0);
+    CHECK(s["next_restart_in"].get<double>() <= 0.9);
+
+    events.until([](const json& e) { return e.value("type", "") == "restarts_exhausted"; }, 10s,
+                 "restarts_exhausted after 6 runs");
+    s = ctl_status(pkitd);
+    CHECK(s["storm_pauses"] == 1);
+    CHECK(s["run"] == 6);
+    const auto gaps = exit_to_start_gaps(events.seen(), "svc");
+    INFO("exit to start gaps: " << to_string(gaps));
+    const auto longest = *std::max_element(gaps.begin(), gaps.end());
+    CHECK(longest >= 0.63);  // the pause, within ±30%
+    CHECK(longest <= 1.17);
     CHECK(pkitd.stop() == 0);
 }
