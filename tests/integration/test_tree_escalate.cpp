@@ -4,6 +4,8 @@
 
 #include <signal.h>
 
+#include <algorithm>
+
 #include "tests/integration/harness.hpp"
 
 using namespace pkit::itest;
@@ -71,10 +73,27 @@ TEST_CASE("as PID 1 of a namespace a root-level escalate failure exits 1 with ev
     const pid_t init = pkitd.target_pid();
     REQUIRE(init != pkitd.pid());
     CHECK(descendants_of(init).size() >= 4);
+    EventStream events(pkitd.socket());
 
+    const auto start = Clock::now();
     open_gate(dir);
+    events.until([](const json& e) { return e["type"] == "escalated"; }, 5s, "escalated");
+    // When PID 1 exits the kernel kills what is left of the namespace, so "no child
+    // left" alone proves nothing: pkitd itself must have stopped and reaped every
+    // service, which its `exited` events show (stubborn needed SIGKILL after 1 s).
+    const auto exited = [](const std::string& name) {
+        return [name](const json& e) { return e["type"] == "exited" && e["service"] == name; };
+    };
+    json stubborn = events.until(exited("stubborn"), 8s, "stubborn stopped by pkitd");
+    CHECK(stubborn["signal"] == "SIGKILL");
+    for (const std::string name : {"bystander", "member"}) {
+        const auto& seen = events.seen();
+        CHECK_MESSAGE(std::any_of(seen.begin(), seen.end(), exited(name)),
+                      name << " was not stopped by pkitd");
+    }
     // unshare --fork passes on its child's exit status.
     CHECK(pkitd.wait_exit(8s) == 1);
+    CHECK(seconds_since(start) < 6.0);
     const auto left = marker_processes(pkitd.marker());
     CHECK_MESSAGE(left.empty(), "left behind:" << describe(left));
 }
