@@ -2,6 +2,7 @@
 // clients, a client that never reads, and the peer-credential check.
 
 #include <fcntl.h>
+#include <grp.h>
 #include <poll.h>
 #include <sys/socket.h>
 #include <sys/stat.h>
@@ -289,5 +290,38 @@ TEST_CASE("socket access: a uid listed in control_users is served") {
     CHECK(lines[0]["id"] == 1);
     CHECK(lines[0]["ok"] == true);
     CHECK(lines[0]["result"]["protocol"] == 1);
+    CHECK(pkitd.stop() == 0);
+}
+
+TEST_CASE(
+    "socket access: control_group makes the socket 0660 of that group, and its members are "
+    "served") {
+    const std::string why = other_uid_unavailable();
+    if (!why.empty()) {
+        PKIT_SKIP(why);
+    }
+    const group* nogroup = ::getgrgid(65534);
+    if (nogroup == nullptr) {
+        PKIT_SKIP("no group with gid 65534");
+    }
+    const std::string name = nogroup->gr_name;
+    TempDir dir;
+    REQUIRE(::chmod(dir.str().c_str(), 0755) == 0);
+    dir.daemon_config("control_group = " + toml_str(name) + "\n");
+    dir.service("svc", sh_command("exec sleep 1000"));
+    Daemon pkitd(dir);
+    pkitd.wait_ready();
+
+    struct stat st {};
+    REQUIRE(::stat(pkitd.socket().c_str(), &st) == 0);
+    CHECK((st.st_mode & 07777) == 0660);
+    CHECK(st.st_gid == 65534);
+    // uid 65534 is in no control list; its primary group 65534 is the control group.
+    const auto result = ping_as_nobody(pkitd.socket());
+    INFO("stdout:\n" << result.out << "stderr:\n" << result.err);
+    CHECK(result.exit_code == 0);
+    const auto lines = json_lines(result.out);
+    REQUIRE(lines.size() == 1);
+    CHECK(lines[0]["ok"] == true);
     CHECK(pkitd.stop() == 0);
 }
