@@ -45,13 +45,12 @@ std::optional<gid_t> resolve_group(const config::Principal& p) {
     return std::nullopt;
 }
 
-}  // namespace
-
-std::expected<std::unique_ptr<ControlHandlerImpl>, std::string> ControlHandlerImpl::open(
-    Daemon& daemon) {
+// pkitd.toml's control_users and control_group, resolved into `options`; names that
+// resolve to nothing are logged and left out.
+void resolve_access(Daemon& daemon, SocketOptions& options) {
     const config::DaemonSpec& spec = daemon.supervisor().daemon_spec();
-    SocketOptions options;
-    options.path = daemon.options().socket_path;
+    options.allowed_uids.clear();
+    options.allowed_gid.reset();
     for (const config::Principal& user : spec.control_users) {
         if (auto uid = resolve_user(user)) {
             options.allowed_uids.push_back(*uid);
@@ -67,6 +66,15 @@ std::expected<std::unique_ptr<ControlHandlerImpl>, std::string> ControlHandlerIm
                                       spec.control_group->name.value_or("?") + "\" ignored");
         }
     }
+}
+
+}  // namespace
+
+std::expected<std::unique_ptr<ControlHandlerImpl>, std::string> ControlHandlerImpl::open(
+    Daemon& daemon) {
+    SocketOptions options;
+    options.path = daemon.options().socket_path;
+    resolve_access(daemon, options);
     std::unique_ptr<ControlHandlerImpl> handler(new ControlHandlerImpl(daemon));
     auto server = ControlServer::open(daemon.loop(), std::move(options), *handler);
     if (!server) {
@@ -78,6 +86,15 @@ std::expected<std::unique_ptr<ControlHandlerImpl>, std::string> ControlHandlerIm
 
 ControlHandlerImpl::~ControlHandlerImpl() {
     m_server.reset();
+}
+
+void ControlHandlerImpl::apply_access() {
+    SocketOptions access;
+    resolve_access(m_daemon, access);
+    auto applied = m_server->set_access(std::move(access.allowed_uids), access.allowed_gid);
+    if (!applied) {
+        m_daemon.log("error", "reload: " + applied.error());
+    }
 }
 
 void ControlHandlerImpl::reply_ok(ConnectionId connection, const proto::json& id,

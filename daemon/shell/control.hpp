@@ -32,6 +32,9 @@ public:
                       std::string_view text, double wall);
     // SIGHUP: the same reload as `pkitctl reload`, answered only in the log.
     void reload_from_signal();
+    // After a reload: pkitd.toml's control_users and control_group apply again (to the
+    // connections accepted from now on) with the socket's mode and group.
+    void apply_access();
 
 private:
     explicit ControlHandlerImpl(Daemon& daemon) : m_daemon(daemon) {}

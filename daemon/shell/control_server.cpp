@@ -140,6 +140,16 @@ void ControlServer::retire(ConnectionId id, bool notify) {
     }
 }
 
+std::expected<void, std::string> ControlServer::set_access(std::vector<uid_t> allowed_uids,
+                                                           std::optional<gid_t> allowed_gid) {
+    m_options.allowed_uids = std::move(allowed_uids);
+    m_options.allowed_gid = allowed_gid;
+    if (!m_listening) {
+        return {};
+    }
+    return control_socket::apply_mode(m_options);
+}
+
 void ControlServer::linger(ConnectionId id) {
     m_lingering.emplace_back(uv_now(m_loop) + k_linger_ms, id);
     if (!m_linger_timer.active()) {

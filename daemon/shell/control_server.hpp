@@ -108,6 +108,12 @@ public:
     // (before or after reply), so no later request is picked up in between.
     void start_stream(ConnectionId connection);
 
+    // Replaces who may connect (control_users and control_group, resolved) and gives the
+    // socket the mode and group that go with them (SPEC §9). Connections already open
+    // were authorised when accepted and stay; the new rule applies to the next ones.
+    std::expected<void, std::string> set_access(std::vector<uid_t> allowed_uids,
+                                                std::optional<gid_t> allowed_gid);
+
     // Stops listening, closes every connection and removes the socket file. The
     // handles finish closing on the loop's next turn. Idempotent.
     void close_all();

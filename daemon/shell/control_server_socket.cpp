@@ -111,8 +111,10 @@ unsigned socket_mode(const SocketOptions& options) {
 }
 
 std::expected<void, std::string> apply_mode(const SocketOptions& options) {
-    if (options.allowed_gid &&
-        ::chown(options.path.c_str(), static_cast<uid_t>(-1), *options.allowed_gid) != 0) {
+    // Without a control group the socket has pkitd's own group (again, after a reload
+    // that removed the group).
+    const gid_t group = options.allowed_gid.value_or(::getegid());
+    if (::chown(options.path.c_str(), static_cast<uid_t>(-1), group) != 0) {
         return std::unexpected("cannot give " + options.path + " its group: " + errno_text(errno));
     }
     if (::chmod(options.path.c_str(), socket_mode(options)) != 0) {

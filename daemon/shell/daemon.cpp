@@ -267,6 +267,9 @@ std::expected<core::ReloadOutcome, std::string> Daemon::reload() {
     // whose pid it knows.
     resolve_launches();
     core::ReloadOutcome outcome = m_supervisor.reload(std::move(*tree), now());
+    if (m_control) {
+        m_control->apply_access();
+    }
     // Added services got new slots: the shell's per-service state grows with them.
     m_notify.resize(m_supervisor.size());
     m_pipes.resize(m_supervisor.size());

@@ -325,3 +325,49 @@ TEST_CASE(
     CHECK(lines[0]["ok"] == true);
     CHECK(pkitd.stop() == 0);
 }
+
+TEST_CASE("socket access: a reload applies changed control_users to the next connections") {
+    const std::string why = other_uid_unavailable();
+    if (!why.empty()) {
+        PKIT_SKIP(why);
+    }
+    TempDir dir;
+    REQUIRE(::chmod(dir.str().c_str(), 0755) == 0);
+    dir.service("svc", sh_command("exec sleep 1000"));
+    Daemon pkitd(dir);
+    pkitd.wait_ready();
+    Client client = pkitd.client();
+    const auto mode = [&] {
+        struct stat st {};
+        REQUIRE(::stat(pkitd.socket().c_str(), &st) == 0);
+        return st.st_mode & 07777;
+    };
+    const auto reload = [&] {
+        json reply = client.request({{"cmd", "reload"}});
+        REQUIRE_MESSAGE(reply["ok"] == true, reply.dump());
+        CHECK(reply["result"]["changed"].empty());  // the service is untouched
+    };
+    CHECK(mode() == 0600);
+
+    dir.daemon_config("control_users = [\"nobody\"]\n");
+    reload();
+    CHECK(mode() == 0666);
+    auto result = ping_as_nobody(pkitd.socket());
+    INFO("stdout:\n" << result.out << "stderr:\n" << result.err);
+    auto lines = json_lines(result.out);
+    REQUIRE(lines.size() == 1);
+    CHECK(lines[0]["ok"] == true);
+
+    dir.daemon_config("control_users = [\"root\"]\n");
+    reload();
+    CHECK(mode() == 0666);
+    result = ping_as_nobody(pkitd.socket());
+    lines = json_lines(result.out);
+    REQUIRE(lines.size() == 1);
+    CHECK(lines[0]["error"]["code"] == "forbidden");
+
+    dir.daemon_config("");
+    reload();
+    CHECK(mode() == 0600);
+    CHECK(pkitd.stop() == 0);
+}
