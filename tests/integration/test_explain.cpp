@@ -83,14 +83,17 @@ TEST_CASE("explain: a service that gave up names the give_up_when predicate that
 
 TEST_CASE("explain: a service in a storm pause says until when") {
     TempDir dir;
+    std::string why;  // the words that name the guard that tripped
     SUBCASE("its own storm guard") {
         // A threshold of 1: the first crash trips it.
         dir.service("svc", sh_command("exit 1") + restart_table("on_crash", "50ms") +
                                "[storm]\nthreshold = 1.0\npause = \"30s\"\n");
+        why = "score 1.0 reached threshold 1.0";
     }
     SUBCASE("the daemon-wide storm guard") {
         dir.daemon_config("[storm]\nthreshold = 1.0\npause = \"30s\"\n");
         dir.service("svc", sh_command("exit 1") + restart_table("on_crash", "50ms"));
+        why = "the daemon-wide storm guard tripped (threshold 1.0)";
     }
     Daemon pkitd(dir);
     pkitd.wait_ready();
@@ -102,6 +105,7 @@ TEST_CASE("explain: a service in a storm pause says until when") {
     const std::string text = result["text"].get<std::string>();
     INFO("explain: " << text << "\nfacts: " << result["facts"].dump());
     CHECK(has(text, "storm pause until "));
+    CHECK(has(text, why));
     CHECK(result["facts"]["state"] == "storm_pause");
     CHECK(result["facts"]["next_restart_in"].get<double>() > 20.0);
     CHECK(has(ctl_explain(pkitd), "storm pause until "));
