@@ -1,0 +1,128 @@
+// Idle (the acceptance): with 10 running services and no timer due, pkitd is
+// woken 0 times in 2 s, counted as the voluntary + involuntary context switches of all
+// its threads in /proc. Reading /proc does not wake pkitd.
+
+#include <sys/types.h>
+
+#include <cstdlib>
+#include <filesystem>
+#include <string>
+#include <string_view>
+#include <system_error>
+#include <thread>
+#include <vector>
+
+#include "tests/integration/harness.hpp"
+
+using namespace pkit::itest;
+
+namespace {
+
+struct Switches {
+    long voluntary = 0;
+    long nonvoluntary = 0;
+    long threads = 0;
+    long total() const { return voluntary + nonvoluntary; }
+};
+
+// The number after `key` at the start of a line of a /proc key-value file, or -1.
+long proc_field(const std::string& text, std::string_view key) {
+    std::size_t at = 0;
+    while ((at = text.find(key, at)) != std::string::npos) {
+        if (at == 0 || text[at - 1] == '\n') {
+            return std::strtol(text.c_str() + at + key.size(), nullptr, 10);
+        }
+        at += key.size();
+    }
+    return -1;
+}
+
+// Context switches summed over every thread of `pid` (a blocked thread that wakes up
+// costs one voluntary switch when it sleeps again; a preempted one an involuntary one).
+Switches read_switches(pid_t pid) {
+    Switches s;
+    const std::string tasks = "/proc/" + std::to_string(pid) + "/task";
+    std::error_code error;
+    for (const auto& entry : std::filesystem::directory_iterator(tasks, error)) {
+        const std::string text = read_file(entry.path() / "status");
+        const long v = proc_field(text, "voluntary_ctxt_switches:");
+        const long n = proc_field(text, "nonvoluntary_ctxt_switches:");
+        if (v >= 0 && n >= 0) {
+            s.voluntary += v;
+            s.nonvoluntary += n;
+            ++s.threads;
+        }
+    }
+    return s;
+}
+
+std::string text_of(const Switches& s) {
+    return std::to_string(s.voluntary) + " voluntary + " + std::to_string(s.nonvoluntary) +
+           " involuntary over " + std::to_string(s.threads) + " threads";
+}
+
+}  // namespace
+
+TEST_CASE("idle: with 10 running services and no timer due pkitd is woken 0 times in 2 s") {
+    constexpr int k_services = 10;
+    TempDir dir;
+    std::vector<std::string> names;
+    for (int i = 0; i < k_services; ++i) {
+        names.push_back("idle" + std::to_string(i));
+        // No probes, no timeouts: nothing of these services has a deadline.
+        dir.service(names.back(), sh_command("exec sleep 1000"));
+    }
+    Daemon pkitd(dir);
+    pkitd.wait_ready();
+    const pid_t pid = pkitd.target_pid();
+
+    std::vector<long> pids;
+    {
+        Client client = pkitd.client();
+        for (const auto& name : names) {
+            json s = wait_status(client, name, state_is("running"), 10s, name + " runs");
+            pids.push_back(s["pid"].get<long>());
+        }
+    }  // the connection is closed: pkitd has no client left to answer
+
+    // Settling (not the assertion): the close, the last log lines and whatever the
+    // start-up left are done once the count stays the same over a quiet period.
+    constexpr auto k_quiet = 500ms;
+    Switches last = read_switches(pid);
+    auto last_change = Clock::now();
+    wait_for(
+        [&] {
+            const Switches now = read_switches(pid);
+            if (now.total() != last.total()) {
+                last = now;
+                last_change = Clock::now();
+                return false;
+            }
+            return Clock::now() - last_change >= k_quiet;
+        },
+        20s, "pkitd's context switches stay unchanged for 500 ms", [&] { return text_of(last); });
+
+    // The measurement: a 2 s window of an idle pkitd.
+    const Switches before = read_switches(pid);
+    std::this_thread::sleep_for(2s);
+    const Switches after = read_switches(pid);
+    INFO("before: " << text_of(before));
+    INFO("after:  " << text_of(after));
+    INFO("woken " << (after.voluntary - before.voluntary) << " voluntary + "
+                  << (after.nonvoluntary - before.nonvoluntary) << " involuntary times in 2 s");
+    REQUIRE(before.threads > 0);
+    REQUIRE(pid_alive(pid));
+    CHECK(after.voluntary - before.voluntary == 0);
+    CHECK(after.nonvoluntary - before.nonvoluntary == 0);
+    REQUIRE(after.total() - before.total() == 0);
+
+    // The services were idle too: still the same runs.
+    Client client = pkitd.client();
+    for (std::size_t i = 0; i < names.size(); ++i) {
+        json s = status(client, names[i]);
+        CHECK(s["state"] == "running");
+        CHECK(s["pid"] == pids[i]);
+        CHECK(s["run"] == 1);
+    }
+    CHECK(pkitd.stop() == 0);
+}
