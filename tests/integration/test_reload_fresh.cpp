@@ -148,9 +148,16 @@ TEST_CASE("reload of a changed env during a storm pause starts the service afres
     Daemon pkitd(dir);
     pkitd.wait_ready();
     Client client = pkitd.client();
+    // Each run is killed only once it wrote its MARK, so the file holds one line a run.
+    auto wait_lines = [&](std::size_t n) {
+        wait_for([&] { return read_lines(out).size() == n; }, 10s,
+                 std::to_string(n) + " MARK lines", [&] { return read_file(out); });
+    };
     wait_running(client, "svc", 1);
+    wait_lines(1);
     kill_service(client, "svc");
     wait_running(client, "svc", 2);
+    wait_lines(2);
     kill_service(client, "svc");
     json paused = wait_status(client, "svc", state_is("storm_pause"), 10s, "a 60 s storm pause");
     REQUIRE(paused["storm_pauses"] == 1);
@@ -164,8 +171,7 @@ TEST_CASE("reload of a changed env during a storm pause starts the service afres
     CHECK(fresh["restarts"] == 0);
     CHECK(fresh["storm_pauses"] == 0);
     CHECK(fresh["liveness_kills"] == 0);
-    wait_for([&] { return read_lines(out).size() == 3; }, 5s, "run 3 wrote its MARK",
-             [&] { return read_file(out); });
+    wait_lines(3);
     CHECK(read_lines(out) == std::vector<std::string>{"old", "old", "new"});
     CHECK(pkitd.stop() == 0);
 }
