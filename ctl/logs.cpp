@@ -2,6 +2,7 @@
 // captured output, one line of text a line; with --follow, then its new lines until
 // interrupted or until pkitd goes away.
 
+#include <climits>
 #include <iostream>
 #include <memory>
 
@@ -37,27 +38,29 @@ int run_logs(const GlobalOptions& global, const LogsOptions& options) {
         catch_interrupts();
     }
     Client client(socket_path(global), timeout_of(global));
+    // With --stream, the last LINES of that stream: the whole tail is asked for (more
+    // than any tail holds means all of it) and filtered here.
     client.send(proto::Request{.cmd = proto::Command::logs,
                                .service = options.name,
-                               .lines = options.lines,
+                               .lines = options.stream.empty() ? options.lines : INT_MAX,
                                .previous = options.previous,
                                .follow = options.follow});
     auto result = result_of(client.read_reply(), client.path());
-    auto lines = result.value("lines", proto::json::array());
-    if (global.json) {
-        proto::json kept = proto::json::array();
-        for (auto& line : lines) {
-            if (wanted(options, line)) {
-                kept.push_back(std::move(line));
-            }
+    proto::json kept = proto::json::array();
+    for (auto& line : result.value("lines", proto::json::array())) {
+        if (wanted(options, line)) {
+            kept.push_back(std::move(line));
         }
+    }
+    if (kept.size() > static_cast<std::size_t>(options.lines)) {
+        kept.erase(kept.begin(), kept.end() - options.lines);
+    }
+    if (global.json) {
         result["lines"] = std::move(kept);
         print_json(result);
     } else {
-        for (const auto& line : lines) {
-            if (wanted(options, line)) {
-                print_line(global, line);
-            }
+        for (const auto& line : kept) {
+            print_line(global, line);
         }
     }
     std::cout << std::flush;
