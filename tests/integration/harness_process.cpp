@@ -1,8 +1,13 @@
 #include "tests/integration/harness_process.hpp"
 
+#include "tests/integration/harness_doctest.hpp"
+
+#include <arpa/inet.h>
 #include <fcntl.h>
+#include <netinet/in.h>
 #include <poll.h>
 #include <signal.h>
+#include <sys/socket.h>
 #include <sys/wait.h>
 #include <unistd.h>
 
@@ -176,6 +181,94 @@ bool have_program(const std::string& name) {
 double unix_now() {
     using namespace std::chrono;
     return duration<double>(system_clock::now().time_since_epoch()).count();
+}
+
+std::string python3() {
+    if (!have_program("python3")) {
+        return "";
+    }
+    const auto result =
+        run_command({"/bin/sh", "-c", "python3 -c 'import sys; print(sys.executable)'"},
+                    std::chrono::seconds(10));
+    std::string path = result.out.substr(0, result.out.find('\n'));
+    return result.exit_code == 0 && !path.empty() ? path : "";
+}
+
+int unused_port() {
+    const int fd = ::socket(AF_INET, SOCK_STREAM | SOCK_CLOEXEC, 0);
+    REQUIRE(fd >= 0);
+    sockaddr_in addr{};
+    addr.sin_family = AF_INET;
+    addr.sin_addr.s_addr = htonl(INADDR_LOOPBACK);
+    socklen_t len = sizeof addr;
+    REQUIRE(::bind(fd, reinterpret_cast<sockaddr*>(&addr), sizeof addr) == 0);
+    REQUIRE(::getsockname(fd, reinterpret_cast<sockaddr*>(&addr), &len) == 0);
+    ::close(fd);
+    return ntohs(addr.sin_port);
+}
+
+BackgroundCtl::BackgroundCtl(const std::vector<std::string>& args, const std::string& out_path,
+                             const std::string& err_path) {
+    std::vector<std::string> argv{PKITCTL_BIN};
+    argv.insert(argv.end(), args.begin(), args.end());
+    std::vector<std::string> env = child_environment({});
+    std::vector<char*> c_argv;
+    for (auto& a : argv) {
+        c_argv.push_back(a.data());
+    }
+    c_argv.push_back(nullptr);
+    std::vector<char*> c_env;
+    for (auto& e : env) {
+        c_env.push_back(e.data());
+    }
+    c_env.push_back(nullptr);
+    m_pid = ::fork();
+    REQUIRE(m_pid >= 0);
+    if (m_pid == 0) {
+        const int in = ::open("/dev/null", O_RDONLY);
+        const int out = ::open(out_path.c_str(), O_WRONLY | O_CREAT | O_TRUNC, 0644);
+        const int err = ::open(err_path.c_str(), O_WRONLY | O_CREAT | O_TRUNC, 0644);
+        if (in < 0 || out < 0 || err < 0) {
+            ::_exit(127);
+        }
+        ::dup2(in, 0);
+        ::dup2(out, 1);
+        ::dup2(err, 2);
+        ::execve(c_argv[0], c_argv.data(), c_env.data());
+        ::_exit(127);
+    }
+}
+
+BackgroundCtl::~BackgroundCtl() {
+    if (!m_status && m_pid > 0) {
+        ::kill(m_pid, SIGKILL);
+        int st = 0;
+        ::waitpid(m_pid, &st, 0);
+    }
+}
+
+void BackgroundCtl::signal(int sig) const {
+    ::kill(m_pid, sig);
+}
+
+std::optional<int> BackgroundCtl::wait_exit(std::chrono::milliseconds timeout) {
+    const auto deadline = std::chrono::steady_clock::now() + timeout;
+    while (!reap() && std::chrono::steady_clock::now() < deadline) {
+        ::usleep(10000);
+    }
+    return m_status;
+}
+
+bool BackgroundCtl::reap() {
+    if (m_status) {
+        return true;
+    }
+    int st = 0;
+    if (::waitpid(m_pid, &st, WNOHANG) == m_pid) {
+        m_status = decode_wait_status(st);
+        return true;
+    }
+    return false;
 }
 
 }  // namespace pkit::itest

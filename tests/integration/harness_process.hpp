@@ -2,7 +2,10 @@
 // Running short-lived commands (pkitctl, pkitd --check, probes of the environment) with
 // their output captured and a deadline, and the environment handed to children.
 
+#include <sys/types.h>
+
 #include <chrono>
+#include <optional>
 #include <string>
 #include <vector>
 
@@ -48,6 +51,32 @@ bool have_program(const std::string& name);
 // pid_namespace_wrapper() runs it so.
 std::string pid_namespace_unavailable();
 std::vector<std::string> pid_namespace_wrapper();
+
+// The real python3 executable (not a pyenv shim that would exec it later), or "".
+std::string python3();
+// A loopback TCP port that nothing was bound to a moment ago.
+int unused_port();
+
+// A pkitctl started in the background with its stdout and stderr in files; SIGKILLed
+// and reaped at destruction when still running.
+class BackgroundCtl {
+public:
+    BackgroundCtl(const std::vector<std::string>& args, const std::string& out_path,
+                  const std::string& err_path);
+    ~BackgroundCtl();
+    BackgroundCtl(const BackgroundCtl&) = delete;
+    BackgroundCtl& operator=(const BackgroundCtl&) = delete;
+
+    void signal(int sig) const;
+    bool running() { return !reap(); }
+    // The exit status (128+N for a signal), or nullopt when still running at the deadline.
+    std::optional<int> wait_exit(std::chrono::milliseconds timeout);
+
+private:
+    bool reap();
+    pid_t m_pid = -1;
+    std::optional<int> m_status;
+};
 
 // Wall-clock unix seconds, as pkitd reports times.
 double unix_now();

@@ -48,8 +48,9 @@ std::function<bool(const json&)> run_at_least(int run) {
 
 std::function<bool(const json&)> liveness_killed(int kills) {
     return [kills](const json& s) {
+        // killed_by is null in the last exit of a run that was not killed.
         return s.value("liveness_kills", 0) >= kills && s.contains("last_exit") &&
-               s["last_exit"].is_object() && s["last_exit"].value("killed_by", "") == "liveness";
+               s["last_exit"].is_object() && s["last_exit"]["killed_by"] == "liveness";
     };
 }
 

@@ -24,20 +24,6 @@ int failed_probe_lines(const Daemon& pkitd) {
     return count;
 }
 
-// A TCP port on 127.0.0.1 that nothing listens on (bound, then released).
-int unused_port() {
-    const int fd = ::socket(AF_INET, SOCK_STREAM | SOCK_CLOEXEC, 0);
-    REQUIRE(fd >= 0);
-    sockaddr_in addr{};
-    addr.sin_family = AF_INET;
-    addr.sin_addr.s_addr = htonl(INADDR_LOOPBACK);
-    socklen_t len = sizeof addr;
-    REQUIRE(::bind(fd, reinterpret_cast<sockaddr*>(&addr), sizeof addr) == 0);
-    REQUIRE(::getsockname(fd, reinterpret_cast<sockaddr*>(&addr), &len) == 0);
-    ::close(fd);
-    return ntohs(addr.sin_port);
-}
-
 }  // namespace
 
 TEST_CASE("health exec probe: failing probes kill the run after exactly `failures`") {

@@ -20,30 +20,6 @@ bool is_event(const json& e, const std::string& type, const std::string& service
     return e.value("type", "") == type && e.contains("service") && e["service"] == service;
 }
 
-// The real python3 executable (not a shim that would exec it later), or "".
-std::string python3() {
-    if (!have_program("python3")) {
-        return "";
-    }
-    const auto result =
-        run_command({"/bin/sh", "-c", "python3 -c 'import sys; print(sys.executable)'"}, 10s);
-    std::string path = result.out.substr(0, result.out.find('\n'));
-    return result.exit_code == 0 && !path.empty() ? path : "";
-}
-
-int unused_port() {
-    const int fd = ::socket(AF_INET, SOCK_STREAM | SOCK_CLOEXEC, 0);
-    REQUIRE(fd >= 0);
-    sockaddr_in addr{};
-    addr.sin_family = AF_INET;
-    addr.sin_addr.s_addr = htonl(INADDR_LOOPBACK);
-    socklen_t len = sizeof addr;
-    REQUIRE(::bind(fd, reinterpret_cast<sockaddr*>(&addr), sizeof addr) == 0);
-    REQUIRE(::getsockname(fd, reinterpret_cast<sockaddr*>(&addr), &len) == 0);
-    ::close(fd);
-    return ntohs(addr.sin_port);
-}
-
 // Polls for `window` that the service stays starting and not ready, with no ready
 // event among those streamed meanwhile.
 void stays_starting(Client& client, EventStream& events, std::chrono::milliseconds window) {

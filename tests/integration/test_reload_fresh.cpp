@@ -38,18 +38,6 @@ json wait_healthy_run(Client& client, const std::string& name, int run) {
         15s, name + " healthy in its run " + std::to_string(run));
 }
 
-// liveness_kills reached `kills` and the killed run has ended. (The harness's
-// liveness_killed() reads last_exit.killed_by with a string default, which throws while
-// last_exit is still the previous crash's, whose killed_by is null.)
-bool liveness_kill_ended(const json& s, int kills) {
-    if (s.value("liveness_kills", 0) < kills || !s.contains("last_exit") ||
-        !s["last_exit"].is_object()) {
-        return false;
-    }
-    const json& by = s["last_exit"]["killed_by"];
-    return by.is_string() && by == "liveness";
-}
-
 json reload(Client& client) {
     json reply = client.command("reload");
     REQUIRE_MESSAGE(reply["ok"] == true, reply.dump());
@@ -92,9 +80,7 @@ TEST_CASE("reload of a changed stop timeout resets restarts, storm_pauses and li
     wait_healthy_run(client, "svc", 3);
     // Crash 3: a liveness kill. The flag is back before the restart's first probe.
     fs::remove(flag);
-    wait_status(
-        client, "svc", [](const json& s) { return liveness_kill_ended(s, 1); }, 10s,
-        "a liveness kill");
+    wait_status(client, "svc", liveness_killed(1), 10s, "a liveness kill");
     write_file(flag, "");
     json before = wait_healthy_run(client, "svc", 4);
     REQUIRE(before["restarts"] == 3);
