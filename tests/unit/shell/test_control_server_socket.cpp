@@ -158,16 +158,35 @@ TEST_CASE("an unauthorised peer gets one forbidden reply and is disconnected") {
     CHECK(loop.close() == 0);
 }
 
-TEST_CASE("a refused peer that writes after its reply came still reads it, then the end") {
+namespace {
+
+// A server that refuses everyone (the test runs as root or as the server's own user).
+struct RefusingServer {
     TestLoop loop;
     TempDir dir;
     FakeHandler handler;
     std::string path = dir.path() + "/pkitd.sock";
-    SocketOptions options;
-    options.trust_root_and_self = false;
+    std::unique_ptr<ControlServer> server;
+
+    RefusingServer() {
+        SocketOptions options;
+        options.trust_root_and_self = false;
+        server = open_server(loop, path, handler, options);
+    }
+    ~RefusingServer() {
+        server.reset();
+        CHECK(loop.close() == 0);
+    }
+};
+
+}  // namespace
+
+TEST_CASE("a refused peer that writes after its reply came still reads it, then the end") {
+    RefusingServer f;
+    auto& loop = f.loop;
+    auto& server = f.server;
     {
-        auto server = open_server(loop, path, handler, options);
-        RawClient client(loop, path);
+        RawClient client(loop, f.path);
         // pkitd answers at accept and shuts down its side before the request is sent
         // (pkitctl's order: connect, write, read). The write must not fail with EPIPE.
         REQUIRE(client.wait_closed());
@@ -176,23 +195,18 @@ TEST_CASE("a refused peer that writes after its reply came still reads it, then 
         client.shutdown_write();
         // Its end of file closes the connection at once, long before the linger bound.
         CHECK(loop.run_until([&] { return server->connection_count() == 0; }, 1s));
-        CHECK(handler.requests == 0);
+        CHECK(f.handler.requests == 0);
     }
-    CHECK(loop.close() == 0);
 }
 
 TEST_CASE("a refused peer that never ends is closed after the linger bound") {
-    TestLoop loop;
-    TempDir dir;
-    FakeHandler handler;
-    std::string path = dir.path() + "/pkitd.sock";
-    SocketOptions options;
-    options.trust_root_and_self = false;
+    auto started = std::chrono::steady_clock::now();
+    RefusingServer f;
+    auto& loop = f.loop;
+    auto& server = f.server;
     {
-        auto server = open_server(loop, path, handler, options);
-        auto started = std::chrono::steady_clock::now();
-        RawClient quiet(loop, path);
-        RawClient flooding(loop, path);
+        RawClient quiet(loop, f.path);
+        RawClient flooding(loop, f.path);
         REQUIRE(quiet.read_line().has_value());
         REQUIRE(flooding.read_line().has_value());
         // A client sending without end is cut off by the byte bound (4 MiB)...
@@ -203,7 +217,6 @@ TEST_CASE("a refused peer that never ends is closed after the linger bound") {
         CHECK(std::chrono::steady_clock::now() - started >= 1900ms);
         CHECK(quiet.wait_closed());
     }
-    CHECK(loop.close() == 0);
 }
 
 TEST_CASE("control users and control group members are served") {
