@@ -174,7 +174,7 @@ TEST_CASE("socket access: 100 concurrent clients each get their status reply") {
     CHECK(pkitd.stop() == 0);
 }
 
-TEST_CASE("socket access: a client that never reads does not delay another's ping") {
+TEST_CASE("socket access: a client that never reads delays none of 20 pings by 100 ms") {
     TempDir dir;
     for (int i = 0; i < 50; ++i) {
         dir.service("s" + std::to_string(i), sh_command("exec sleep 1000"));
@@ -194,14 +194,16 @@ TEST_CASE("socket access: a client that never reads does not delay another's pin
         },
         10s, "50 services running");
 
-    // The stalled client: status requests until its socket is full (or 5000 sent).
+    // The stalled client: status requests (each ~50 rows) sent and never read, until
+    // pkitd stops reading it because everything between them is full.
     const int stalled = raw_connect(pkitd.socket(), true);
     REQUIRE(stalled >= 0);
     const std::string request = "{\"id\": 1, \"cmd\": \"status\"}\n";
     std::string pending;
     int sent = 0;
-    const auto send_deadline = Clock::now() + 3s;
-    while (sent < 5000 && Clock::now() < send_deadline) {
+    bool full = false;
+    const auto send_deadline = Clock::now() + 20s;
+    while (!full && Clock::now() < send_deadline) {
         if (pending.empty()) {
             pending = request;
             ++sent;
@@ -209,29 +211,31 @@ TEST_CASE("socket access: a client that never reads does not delay another's pin
         const ssize_t n = ::send(stalled, pending.data(), pending.size(), MSG_NOSIGNAL);
         if (n < 0 && (errno == EAGAIN || errno == EWOULDBLOCK)) {
             pollfd p{stalled, POLLOUT, 0};
-            if (::poll(&p, 1, 200) <= 0) {
-                break;  // pkitd stopped reading this client: its buffers are full
-            }
+            // Half a second without room: pkitd has stopped reading this client.
+            full = ::poll(&p, 1, 500) == 0;
             continue;
         }
         REQUIRE_MESSAGE(n > 0, "send to the stalled client failed: " << std::strerror(errno));
         pending.erase(0, static_cast<std::size_t>(n));
     }
-    MESSAGE("the stalled client sent " << sent << " status requests");
+    MESSAGE("the stalled client sent " << sent << " status requests; full: " << full);
+    REQUIRE_MESSAGE(full, "pkitd kept reading the stalled client for 20 s");
 
     Client pinger = pkitd.client();
+    CHECK(pinger.command("ping")["ok"] == true);  // the connection is set up and warm
     std::vector<double> latencies;
-    for (int i = 0; i < 15; ++i) {
+    for (int i = 0; i < 20; ++i) {
         const auto start = Clock::now();
         json reply = pinger.command("ping", 5s);
         latencies.push_back(seconds_since(start) * 1000.0);
         CHECK(reply["ok"] == true);
-        std::this_thread::sleep_for(30ms);  // pacing between samples, not an assertion
+        std::this_thread::sleep_for(20ms);  // pacing between samples, not an assertion
     }
     const double max = *std::max_element(latencies.begin(), latencies.end());
     MESSAGE("ping latency with a stalled client: median " << median(latencies) << " ms, max " << max
                                                           << " ms");
-    CHECK(median(latencies) < 100.0);
+    // No ping is delayed by 100 ms or more (the acceptance's bound, as a maximum).
+    CHECK(max < 100.0);
     // pkitd is still healthy for new connections too.
     CHECK(status(pinger, "s0")["state"] == "running");
     ::close(stalled);

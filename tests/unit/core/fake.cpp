@@ -69,6 +69,10 @@ std::string describe(const Action& action) {
     if (const auto* a = std::get_if<EmitAction>(&action)) {
         return describe(a->event);
     }
+    if (const auto* a = std::get_if<ProbeAction>(&action)) {
+        return "probe " + std::to_string(a->service) + " r" + std::to_string(a->run) +
+               (a->purpose == ProbePurpose::ready ? " ready" : " health");
+    }
     const auto& exit = std::get<ExitAction>(action);
     return "exit " + std::to_string(exit.status);
 }

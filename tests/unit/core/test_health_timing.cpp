@@ -26,29 +26,6 @@ config::ServiceSpec probed(int failures, Duration interval = 1s) {
     return s;
 }
 
-// The fake's trace, with probe requests (which it does not word) as "probe S rN KIND".
-std::string text(const Actions& actions) {
-    std::string out;
-    for (const Action& a : actions) {
-        if (!out.empty()) {
-            out += " | ";
-        }
-        if (const auto* p = std::get_if<ProbeAction>(&a)) {
-            out += "probe " + std::to_string(p->service) + " r" + std::to_string(p->run) +
-                   (p->purpose == ProbePurpose::ready ? " ready" : " health");
-        } else {
-            out += describe(a);
-        }
-    }
-    return out;
-}
-
-std::string take_text(Driver& d) {
-    std::string t = text(d.out);
-    d.out.clear();
-    return t;
-}
-
 // The liveness probes requested among `actions`.
 std::size_t health_probes(const Actions& actions) {
     std::size_t n = 0;
@@ -71,7 +48,7 @@ std::vector<std::string> health_words(const Actions& actions) {
 // asked for) and answers it with `ok` at the same instant.
 void probe_at(Driver& d, double t, bool ok) {
     d.svc.on_time(at(t), d.out);
-    REQUIRE_MESSAGE(text(d.out) == "probe 0 r" + std::to_string(d.svc.run()) + " health",
+    REQUIRE_MESSAGE(trace(d.out) == "probe 0 r" + std::to_string(d.svc.run()) + " health",
                     "at " << t);
     d.out.clear();
     d.svc.on_probe_result(d.svc.run(), ProbePurpose::health, ok, at(t), d.out);
@@ -80,20 +57,20 @@ void probe_at(Driver& d, double t, bool ok) {
 TEST_CASE("liveness without [ready]: the first probe comes one interval after the start") {
     Driver d(probed(3));
     d.start(at(0));
-    CHECK(take_text(d) == "spawn 0 r1 | started svc r1 pid 100");
+    CHECK(d.take() == "spawn 0 r1 | started svc r1 pid 100");
     CHECK(d.svc.state() == State::running);
     CHECK(seconds(d.svc.next_deadline()) == doctest::Approx(1.0));
     CHECK(d.svc.health() == HealthStatus::unknown);
 
     for (double t : {0.0, 0.1, 0.5, 0.9, 0.999}) {
         d.svc.on_time(at(t), d.out);
-        CHECK_MESSAGE(take_text(d) == "", "at " << t);
+        CHECK_MESSAGE(d.take() == "", "at " << t);
     }
     d.svc.on_time(at(1.0), d.out);
-    CHECK(take_text(d) == "probe 0 r1 health");
+    CHECK(d.take() == "probe 0 r1 health");
     // While the attempt is in flight, no second one is asked for.
     d.svc.on_time(at(1.5), d.out);
-    CHECK(take_text(d) == "");
+    CHECK(d.take() == "");
 
     // The next one is an interval after the result, not after the request.
     d.svc.on_probe_result(1, ProbePurpose::health, true, at(1.6), d.out);
@@ -101,9 +78,9 @@ TEST_CASE("liveness without [ready]: the first probe comes one interval after th
     d.out.clear();
     CHECK(seconds(d.svc.next_deadline()) == doctest::Approx(2.6));
     d.svc.on_time(at(2.5), d.out);
-    CHECK(take_text(d) == "");
+    CHECK(d.take() == "");
     d.svc.on_time(at(2.6), d.out);
-    CHECK(take_text(d) == "probe 0 r1 health");
+    CHECK(d.take() == "probe 0 r1 health");
 }
 
 TEST_CASE(
@@ -115,7 +92,7 @@ TEST_CASE(
     s.ready.timeout = 30s;
     Driver d(s);
     d.start(at(0));
-    CHECK(take_text(d) == "spawn 0 r1 | started svc r1 pid 100");
+    CHECK(d.take() == "spawn 0 r1 | started svc r1 pid 100");
     CHECK(d.svc.state() == State::starting);
 
     // Three seconds of failed readiness attempts: only ready probes are asked for.
@@ -123,28 +100,28 @@ TEST_CASE(
     for (int k = 1; k <= 15; ++k) {
         const double t = 0.2 * k;
         d.svc.on_time(at(t), d.out);
-        CHECK_MESSAGE(text(d.out) == "probe 0 r1 ready", "at " << t);
+        CHECK_MESSAGE(trace(d.out) == "probe 0 r1 ready", "at " << t);
         all.insert(all.end(), d.out.begin(), d.out.end());
         d.out.clear();
         d.svc.on_probe_result(1, ProbePurpose::ready, false, at(t), d.out);
-        CHECK(take_text(d) == "");
+        CHECK(d.take() == "");
     }
     CHECK(health_probes(all) == 0);
     CHECK(d.svc.state() == State::starting);
 
     // Ready at 3.05: the first liveness probe is due at 4.05, not before.
     d.svc.on_time(at(3.2), d.out);
-    CHECK(take_text(d) == "probe 0 r1 ready");
+    CHECK(d.take() == "probe 0 r1 ready");
     d.svc.on_probe_result(1, ProbePurpose::ready, true, at(3.25), d.out);
-    CHECK(take_text(d) == "ready svc r1");
+    CHECK(d.take() == "ready svc r1");
     CHECK(d.svc.state() == State::running);
     CHECK(seconds(d.svc.next_deadline()) == doctest::Approx(4.25));
     for (double t : {3.3, 3.5, 4.0, 4.249}) {
         d.svc.on_time(at(t), d.out);
-        CHECK_MESSAGE(take_text(d) == "", "at " << t);
+        CHECK_MESSAGE(d.take() == "", "at " << t);
     }
     d.svc.on_time(at(4.25), d.out);
-    CHECK(take_text(d) == "probe 0 r1 health");
+    CHECK(d.take() == "probe 0 r1 health");
 }
 
 TEST_CASE("liveness with [ready] notify: the first probe comes one interval after READY=1") {
@@ -156,17 +133,17 @@ TEST_CASE("liveness with [ready] notify: the first probe comes one interval afte
     d.out.clear();
     for (double t : {0.5, 1.0, 1.5, 2.0}) {
         d.svc.on_time(at(t), d.out);
-        CHECK_MESSAGE(take_text(d) == "", "at " << t);
+        CHECK_MESSAGE(d.take() == "", "at " << t);
     }
     NotifyMessage ready;
     ready.ready = true;
     d.svc.on_notify(1, ready, at(2.5), d.out);
-    CHECK(take_text(d) == "ready svc r1");
+    CHECK(d.take() == "ready svc r1");
     CHECK(seconds(d.svc.next_deadline()) == doctest::Approx(3.5));
     d.svc.on_time(at(3.4), d.out);
-    CHECK(take_text(d) == "");
+    CHECK(d.take() == "");
     d.svc.on_time(at(3.5), d.out);
-    CHECK(take_text(d) == "probe 0 r1 health");
+    CHECK(d.take() == "probe 0 r1 health");
 }
 
 TEST_CASE("liveness: a success resets the failure streak, so alternating results never kill") {
@@ -195,9 +172,9 @@ TEST_CASE("liveness: a success resets the failure streak, so alternating results
 
     // Two failures in a row do kill: the threshold itself works.
     probe_at(d, 13, false);
-    CHECK(take_text(d) == "health svc r1");
+    CHECK(d.take() == "health svc r1");
     probe_at(d, 14, false);
-    CHECK(take_text(d) == "liveness_kill svc r1 | signal 0 r1 pid 100 TERM group +cont");
+    CHECK(d.take() == "liveness_kill svc r1 | signal 0 r1 pid 100 TERM group +cont");
     CHECK(d.svc.liveness_kills() == 1);
 }
 
@@ -206,14 +183,14 @@ TEST_CASE("liveness: `failures` failures in a row kill, after a streak broken by
     d.start(at(0));
     d.out.clear();
     probe_at(d, 1, false);
-    CHECK(take_text(d) == "health svc r1");
+    CHECK(d.take() == "health svc r1");
     probe_at(d, 2, true);
-    CHECK(take_text(d) == "health svc r1");
+    CHECK(d.take() == "health svc r1");
     probe_at(d, 3, false);
-    CHECK(take_text(d) == "health svc r1");
+    CHECK(d.take() == "health svc r1");
     CHECK(d.svc.state() == State::running);
     probe_at(d, 4, false);
-    CHECK(take_text(d) == "liveness_kill svc r1 | signal 0 r1 pid 100 TERM group +cont");
+    CHECK(d.take() == "liveness_kill svc r1 | signal 0 r1 pid 100 TERM group +cont");
     CHECK(d.svc.liveness_kills() == 1);
     CHECK(d.svc.state() == State::stopping);
 }
@@ -253,7 +230,7 @@ TEST_CASE("liveness kill of a run that ignores SIGTERM: SIGKILL after stop.timeo
     d.start(at(0));
     d.out.clear();
     probe_at(d, 1, false);
-    CHECK(take_text(d) ==
+    CHECK(d.take() ==
           "health svc r1 | liveness_kill svc r1 | signal 0 r1 pid 100 TERM group +cont");
     CHECK(d.svc.state() == State::stopping);
     CHECK(seconds(d.svc.next_deadline()) == doctest::Approx(4.0));
@@ -261,13 +238,13 @@ TEST_CASE("liveness kill of a run that ignores SIGTERM: SIGKILL after stop.timeo
     // The run ignores SIGTERM: no further probe, no SIGKILL before the stop timeout.
     for (double t : {1.5, 2.0, 3.0, 3.999}) {
         d.svc.on_time(at(t), d.out);
-        CHECK_MESSAGE(take_text(d) == "", "at " << t);
+        CHECK_MESSAGE(d.take() == "", "at " << t);
     }
     d.svc.on_time(at(4.0), d.out);
-    CHECK(take_text(d) == "signal 0 r1 pid 100 KILL group");
+    CHECK(d.take() == "signal 0 r1 pid 100 KILL group");
     // Sent once: the escalation does not repeat.
     d.svc.on_time(at(5.0), d.out);
-    CHECK(take_text(d) == "");
+    CHECK(d.take() == "");
 
     d.exit(at(4.01), killed(SIGKILL));
     std::vector<Event> exits = events_of(d.out, EventType::exited);
@@ -293,11 +270,11 @@ TEST_CASE("liveness kill with stop.mode process: SIGTERM then SIGKILL to the mai
     probe_at(d, 1, false);
     d.out.clear();
     probe_at(d, 2, false);
-    CHECK(take_text(d) == "liveness_kill svc r1 | signal 0 r1 pid 100 TERM process +cont");
+    CHECK(d.take() == "liveness_kill svc r1 | signal 0 r1 pid 100 TERM process +cont");
     d.svc.on_time(at(2.499), d.out);
-    CHECK(take_text(d) == "");
+    CHECK(d.take() == "");
     d.svc.on_time(at(2.5), d.out);
-    CHECK(take_text(d) == "signal 0 r1 pid 100 KILL process");
+    CHECK(d.take() == "signal 0 r1 pid 100 KILL process");
 }
 
 }  // namespace

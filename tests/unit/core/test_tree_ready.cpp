@@ -12,27 +12,6 @@ namespace {
 
 using namespace test;
 
-// The fake's trace, with probe requests as "probe S rN KIND".
-std::string text(const std::vector<Action>& actions) {
-    std::string out;
-    for (const Action& a : actions) {
-        if (!out.empty()) {
-            out += " | ";
-        }
-        if (const auto* p = std::get_if<ProbeAction>(&a)) {
-            out += "probe " + std::to_string(p->service) + " r" + std::to_string(p->run) +
-                   (p->purpose == ProbePurpose::ready ? " ready" : " health");
-        } else {
-            out += describe(a);
-        }
-    }
-    return out;
-}
-
-std::string take_text(Supervisor& sup) {
-    return text(sup.take_actions());
-}
-
 // Group g of a (0) and b (1) in that member order; a is ready once its exec probe,
 // tried every 100ms, succeeds.
 Supervisor group_with_ready_probe(config::Strategy strategy = config::Strategy::one_for_one) {
@@ -50,10 +29,10 @@ Supervisor group_with_ready_probe(config::Strategy strategy = config::Strategy::
 TEST_CASE("group member order: b waits for a's readiness, not for a's start") {
     Supervisor sup = group_with_ready_probe();
     sup.start(at(0));
-    CHECK(take_text(sup) == "spawn 0 r1");
+    CHECK(trace(sup.take_actions()) == "spawn 0 r1");
     CHECK(sup.service(1).state() == State::waiting);
     sup.on_spawned(0, 1, 100, at(0));
-    CHECK(take_text(sup) == "started a [g] r1 pid 100");
+    CHECK(trace(sup.take_actions()) == "started a [g] r1 pid 100");
     CHECK(sup.service(0).state() == State::starting);
     CHECK(sup.service(1).state() == State::waiting);
     CHECK(sup.unsatisfied_dependencies(1) == std::vector<std::string>{"a"});
@@ -63,21 +42,21 @@ TEST_CASE("group member order: b waits for a's readiness, not for a's start") {
         const double t = 0.1 * k;
         CHECK(seconds(sup.next_deadline()) == doctest::Approx(t));
         sup.on_time(at(t));
-        CHECK_MESSAGE(take_text(sup) == "probe 0 r1 ready", "at " << t);
+        CHECK_MESSAGE(trace(sup.take_actions()) == "probe 0 r1 ready", "at " << t);
         sup.on_probe_result(0, 1, ProbePurpose::ready, false, at(t));
-        CHECK_MESSAGE(take_text(sup) == "", "at " << t);
+        CHECK_MESSAGE(trace(sup.take_actions()) == "", "at " << t);
         CHECK(sup.service(1).state() == State::waiting);
         CHECK(sup.service(1).run() == 0);
     }
 
     // a is ready at 2.1: its ready event, then b's launch, in that order.
     sup.on_time(at(2.1));
-    CHECK(take_text(sup) == "probe 0 r1 ready");
+    CHECK(trace(sup.take_actions()) == "probe 0 r1 ready");
     sup.on_probe_result(0, 1, ProbePurpose::ready, true, at(2.1));
-    CHECK(take_text(sup) == "ready a [g] r1 | spawn 1 r1");
+    CHECK(trace(sup.take_actions()) == "ready a [g] r1 | spawn 1 r1");
     CHECK(sup.unsatisfied_dependencies(1).empty());
     sup.on_spawned(1, 1, 101, at(2.1));
-    CHECK(take_text(sup) == "started b [g] r1 pid 101");
+    CHECK(trace(sup.take_actions()) == "started b [g] r1 pid 101");
     CHECK(sup.service(0).state() == State::running);
     CHECK(sup.service(1).state() == State::running);
 }
@@ -90,7 +69,7 @@ TEST_CASE("group member order: a ready probe result of another run does not rele
     // A stale result (run 7 never existed) and a liveness-purpose result are no readiness.
     sup.on_probe_result(0, 7, ProbePurpose::ready, true, at(0.05));
     sup.on_probe_result(0, 1, ProbePurpose::health, true, at(0.06));
-    CHECK(take_text(sup) == "");
+    CHECK(trace(sup.take_actions()) == "");
     CHECK(sup.service(1).state() == State::waiting);
     CHECK(sup.service(0).state() == State::starting);
 }
@@ -107,7 +86,7 @@ TEST_CASE("group member order: b stays waiting when a's readiness times out") {
     sup.on_spawned(0, 1, 100, at(0));
     sup.take_actions();
     sup.on_time(at(1.0));
-    CHECK(take_text(sup) == "signal 0 r1 pid 100 TERM group +cont");
+    CHECK(trace(sup.take_actions()) == "signal 0 r1 pid 100 TERM group +cont");
     sup.on_exit(100, killed(SIGTERM), at(1.1));
     std::vector<Action> actions = sup.take_actions();
     CHECK(only<SpawnAction>(actions).empty());
