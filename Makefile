@@ -3,10 +3,11 @@
 BUILD   ?= build
 JOBS    ?= 2
 DEB_DEPS = cmake g++ make pkg-config libuv1-dev libtomlplusplus-dev libcli11-dev \
-           nlohmann-json3-dev doctest-dev
+           nlohmann-json3-dev doctest-dev libre2-dev libhttp-parser-dev
 # Tools the integration tests use (python3 serves http probes; systemd-notify, setpriv
-# and unshare exercise sd_notify, peer credentials and PID 1).
-TEST_DEPS = python3 systemd util-linux procps socat
+# and unshare exercise sd_notify, peer credentials and PID 1; promtool checks the
+# metrics; clang and libFuzzer build the fuzz targets for `make fuzz`).
+TEST_DEPS = python3 systemd util-linux procps socat prometheus clang libfuzzer-14-dev
 SUDO    := $(shell [ "$$(id -u)" = 0 ] || echo sudo)
 
 .PHONY: all build deps test-deps run test bench clean
