@@ -30,11 +30,25 @@ std::string error_reply(const Error& error) {
 }
 
 std::string event_line(const json& id, const json& event) {
-    return to_line(json{{"id", id}, {"event", event}});
+    return event_head(id) + stream_body(event);
 }
 
 std::string log_line(const json& id, const json& line) {
-    return to_line(json{{"id", id}, {"line", line}});
+    return log_head(id) + stream_body(line);
+}
+
+std::string event_head(const json& id) {
+    return "{\"id\":" + id.dump(-1, ' ', false, json::error_handler_t::replace) + ",\"event\":";
+}
+
+std::string log_head(const json& id) {
+    return "{\"id\":" + id.dump(-1, ' ', false, json::error_handler_t::replace) + ",\"line\":";
+}
+
+std::string stream_body(const json& body) {
+    std::string text = body.dump(-1, ' ', false, json::error_handler_t::replace);
+    text += "}\n";
+    return text;
 }
 
 namespace {

@@ -23,6 +23,14 @@ std::string error_reply(const Error& error);
 std::string event_line(const json& id, const json& event);
 std::string log_line(const json& id, const json& line);
 
+// A stream line in two pieces, so that pkitd builds one event's (or one output line's)
+// text once and shares it among every subscriber, each with its own head:
+// event_head(id) + stream_body(event) == event_line(id, event), and
+// log_head(id) + stream_body(line) == log_line(id, line), byte for byte.
+std::string event_head(const json& id);
+std::string log_head(const json& id);
+std::string stream_body(const json& body);
+
 // Compact JSON and "\n", with invalid UTF-8 replaced rather than thrown on.
 std::string to_line(const json& value);
 

@@ -1,6 +1,8 @@
 #include "proto/request.hpp"
 
 #include <climits>
+#include <string_view>
+#include <unordered_set>
 #include <utility>
 
 namespace pkit::proto {
@@ -68,11 +70,17 @@ std::optional<std::string> read_services(const json& object, std::vector<std::st
     if (!it->is_array()) {
         return k_message;
     }
+    // A name given twice means that service once: duplicates are merged, in order of
+    // first mention, so a request names each service at most once.
+    std::unordered_set<std::string_view> seen;
     for (const auto& element : *it) {
         if (!element.is_string()) {
             return k_message;
         }
-        out.push_back(element.get<std::string>());
+        const auto& name = element.get_ref<const std::string&>();
+        if (seen.insert(name).second) {
+            out.push_back(name);
+        }
     }
     return std::nullopt;
 }

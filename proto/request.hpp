@@ -36,6 +36,7 @@ inline constexpr int k_max_id_depth = 64;
 // offending field, with `id` filled in when it could be read. Checks each command's
 // required arguments (start/stop/restart/signal: a non-empty `services` or
 // `all: true`; signal: `signal`; logs/explain: `service`; logs: `lines` >= 0).
+// A name repeated in `services` is kept once, where it was first mentioned.
 // Unknown fields are ignored, as the protocol promises.
 std::expected<Request, Error> parse_request(std::string_view line) noexcept;
 
