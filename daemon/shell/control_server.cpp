@@ -1,5 +1,6 @@
 #include "daemon/shell/control_server.hpp"
 
+#include <malloc.h>
 #include <signal.h>
 #include <sys/socket.h>
 #include <sys/stat.h>
@@ -108,15 +109,30 @@ ControlServer::Connection* ControlServer::find(ConnectionId id) {
     return it == m_connections.end() ? nullptr : it->second.get();
 }
 
+std::size_t ControlServer::backlog_bytes(ConnectionId id) const {
+    auto it = m_connections.find(id);
+    return it == m_connections.end() ? 0 : it->second->backlog();
+}
+
 void ControlServer::reply(ConnectionId connection, std::string line) {
     if (auto* found = find(connection)) {
         found->reply(std::move(line));
     }
 }
 
+void ControlServer::reply_and_end(ConnectionId connection, std::string line) {
+    if (auto* found = find(connection)) {
+        found->reply_and_end(std::move(line));
+    }
+}
+
 bool ControlServer::send(ConnectionId connection, std::string line) {
+    return send(connection, nullptr, std::make_shared<const std::string>(std::move(line)));
+}
+
+bool ControlServer::send(ConnectionId connection, SharedText head, SharedText body) {
     auto* found = find(connection);
-    return found != nullptr && found->send(std::move(line));
+    return found != nullptr && found->send(std::move(head), std::move(body));
 }
 
 void ControlServer::start_stream(ConnectionId connection) {
@@ -177,6 +193,11 @@ void ControlServer::reap() {
     m_retired.clear();
     m_gone.clear();
     retired.clear();
+    if (std::exchange(m_trim_owed, false)) {
+        // A large queue is gone (its cancelled write freed its pieces when the pipe
+        // closed, before this timer ran): give the memory back to the system.
+        malloc_trim(0);
+    }
     for (ConnectionId id : gone) {
         try {
             m_handler.on_disconnect(id);

@@ -58,12 +58,22 @@ struct SocketOptions {
     // Root and pkitd's own uid are always served. Tests turn this off to see the
     // forbidden path while running as root.
     bool trust_root_and_self = true;
-    // Writes to slow readers are buffered with a bound. A client whose replies back
-    // up past a quarter of this has its next requests wait (and is not read) until it
-    // has read them; a streaming client (events, logs --follow) whose unwritten output
-    // would pass this is disconnected, since it may never read.
-    std::size_t max_backlog_bytes = 4 * 1024 * 1024;
+    // Writes to slow readers are buffered with a bound, counted in the memory the
+    // queue holds: each queued piece's text plus k_piece_overhead_bytes. A client whose
+    // replies back up past a quarter of this has its next requests wait (and is not
+    // read) until it has read them; a streaming client (events, logs --follow) whose
+    // unwritten output would pass this is disconnected, since it may never read.
+    std::size_t max_backlog_bytes = 1024 * 1024;
 };
+
+// What one queued piece of output costs beyond its text, counted against
+// max_backlog_bytes: its queue slot, its shared_ptr's control block, the string's
+// header and the allocator's headers, rounded up.
+inline constexpr std::size_t k_piece_overhead_bytes = 96;
+
+// Output text that may be queued on many connections at once without being copied:
+// one event's body goes to every subscriber.
+using SharedText = std::shared_ptr<const std::string>;
 
 // A peer's credentials as the kernel reports them at connect time.
 struct PeerCredentials {
@@ -98,10 +108,17 @@ public:
     // Ignored when the connection is gone or has no request outstanding.
     void reply(ConnectionId connection, std::string line);
 
+    // The one reply, after which the connection is ended as after too_large: pkitd
+    // writes the line, shuts down its side and discards whatever the client still sends.
+    void reply_and_end(ConnectionId connection, std::string line);
+
     // Sends a stream line (proto::event_line or log_line) after the reply. Returns
     // false when the connection is gone, including when this line would push its
     // unwritten backlog past max_backlog_bytes: the connection is then dropped.
     bool send(ConnectionId connection, std::string line);
+    // The same line in two pieces (proto::event_head and stream_body, say), queued
+    // without copying either: a body shared by many subscribers is held once.
+    bool send(ConnectionId connection, SharedText head, SharedText body);
 
     // Marks the connection as streaming: further input on it is read and discarded,
     // and queued requests behind this one are dropped. Call it inside on_request
@@ -119,6 +136,9 @@ public:
     void close_all();
 
     std::size_t connection_count() const { return m_connections.size(); }
+    // What connection `id`'s unwritten output holds, as counted against
+    // max_backlog_bytes (0 when it is gone).
+    std::size_t backlog_bytes(ConnectionId id) const;
     const std::string& path() const { return m_options.path; }
 
 private:
@@ -148,6 +168,9 @@ private:
     std::unordered_map<ConnectionId, std::unique_ptr<Connection>> m_connections;
     std::vector<std::unique_ptr<Connection>> m_retired;
     std::vector<ConnectionId> m_gone;  // retired with notice still owed to the handler
+    // A retired connection held a large queue: reap() hands the freed memory back to
+    // the system (malloc_trim) once its objects are gone.
+    bool m_trim_owed = false;
     Timer m_reaper;
     // Finished connections waiting for their client's end of file, oldest first: every
     // one waits the same k_linger_ms, so the front is always the next to expire.

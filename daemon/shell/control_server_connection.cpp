@@ -2,8 +2,10 @@
 
 #include <malloc.h>
 
+#include <algorithm>
 #include <memory>
 #include <utility>
+#include <vector>
 
 #include "proto/reply.hpp"
 
@@ -17,20 +19,31 @@ constexpr std::size_t k_read_chunk = 64 * 1024;
 // once sent a big request does not keep the memory while idle.
 constexpr std::size_t k_keep_input_capacity = 4096;
 
-// A written reply at least this large is followed by malloc_trim: glibc raises its mmap
-// threshold after freeing such a block, so the next ones come from the heap, whose freed
-// top it keeps; a status of a thousand services would leave ~1 MiB resident for good.
+// A backlog that reached this size is followed by malloc_trim once it is gone (written,
+// or dropped with its connection): glibc keeps freed heap memory, and raises its mmap
+// threshold after freeing a large block so the next ones come from the heap too; a
+// status of a thousand services, or a stalled subscriber's queue, would otherwise stay
+// resident for good.
 constexpr std::size_t k_trim_after_bytes = 256 * 1024;
+
+// At most this many pieces go in one write (the kernel takes at most IOV_MAX, 1024).
+constexpr std::size_t k_max_write_pieces = 512;
 
 // How much a finishing client may still send before pkitd stops reading it (the rest of
 // a too-large line, say); the time bound is ControlServer::k_linger_ms.
 constexpr std::size_t k_linger_bytes = 4 * 1024 * 1024;
 
-// A write owns its bytes until libuv is done with them.
+// A write owns its pieces until libuv is done with them, also after its connection has
+// closed: libuv then calls on_write with UV_ECANCELED while closing the pipe.
 struct WriteRequest {
     uv_write_t request{};
-    std::string data;
+    std::vector<SharedText> pieces;
+    std::size_t bytes = 0;  // as counted in the backlog
 };
+
+std::size_t cost(const SharedText& piece) {
+    return piece->size() + k_piece_overhead_bytes;
+}
 
 }  // namespace
 
@@ -70,15 +83,25 @@ void ControlServer::Connection::reply(std::string line) {
     }
 }
 
-bool ControlServer::Connection::send(std::string line) {
+void ControlServer::Connection::reply_and_end(std::string line) {
+    if (m_closed || !m_busy) {
+        return;
+    }
+    m_busy = false;
+    if (write(std::move(line))) {
+        finish();
+    }
+}
+
+bool ControlServer::Connection::send(SharedText head, SharedText body) {
     if (m_closed || m_finishing) {
         return false;
     }
-    return write(std::move(line), true);
+    return write({std::move(head), std::move(body)}, true);
 }
 
 std::size_t ControlServer::Connection::backlog() const {
-    return m_closed ? 0 : uv_stream_get_write_queue_size(m_pipe.as_stream());
+    return m_closed ? 0 : m_queued_bytes;
 }
 
 bool ControlServer::Connection::backlogged() const {
@@ -106,8 +129,12 @@ void ControlServer::Connection::close() {
 void ControlServer::Connection::drop() {
     m_closed = true;
     m_reading = false;
-    m_pipe.reset();
+    if (m_peak_bytes >= k_trim_after_bytes) {
+        m_server.m_trim_owed = true;
+    }
+    m_pipe.reset();  // the write under way, if any, is cancelled and frees its pieces
     m_input = std::string();
+    m_queue = std::deque<SharedText>();
 }
 
 void ControlServer::Connection::on_alloc(uv_handle_t* handle, std::size_t, uv_buf_t* buffer) {
@@ -142,17 +169,28 @@ void ControlServer::Connection::on_read(uv_stream_t* stream, ssize_t nread,
 void ControlServer::Connection::on_write(uv_write_t* request, int status) {
     auto* self = static_cast<Connection*>(request->handle->data);
     std::unique_ptr<WriteRequest> owned(reinterpret_cast<WriteRequest*>(request));
-    if (owned->data.size() >= k_trim_after_bytes) {
-        owned.reset();
-        malloc_trim(0);
-    }
+    std::size_t written = owned->bytes;
+    owned.reset();  // the last holder of a shared piece frees it here
     if (self == nullptr) {
         return;
     }
     try {
+        self->m_writing = false;
+        self->m_queued_bytes -= std::min(written, self->m_queued_bytes);
         if (status < 0) {
             self->close();  // the client went away (EPIPE, ECONNRESET)
-        } else if (self->m_paused && !self->backlogged()) {
+            return;
+        }
+        if (!self->flush()) {
+            return;
+        }
+        if (self->m_queued_bytes == 0) {
+            // Everything is written: a backlog that grew large leaves memory behind.
+            if (std::exchange(self->m_peak_bytes, 0) >= k_trim_after_bytes) {
+                malloc_trim(0);
+            }
+        }
+        if (self->m_paused && !self->backlogged()) {
             // The client has read enough: handle its next requests.
             self->pump();
         }
@@ -313,28 +351,61 @@ void ControlServer::Connection::update_reading() {
     }
 }
 
-bool ControlServer::Connection::write(std::string line, bool bounded) {
+bool ControlServer::Connection::write(std::string line) {
+    return write({std::make_shared<const std::string>(std::move(line))}, false);
+}
+
+bool ControlServer::Connection::write(std::initializer_list<SharedText> pieces, bool bounded) {
     if (m_closed) {
         return false;
+    }
+    std::size_t bytes = 0;
+    for (const SharedText& piece : pieces) {
+        bytes += piece ? cost(piece) : 0;
     }
     // Replies need no bound here: requests are handled only below the pause mark, so a
     // reply backlog stays under the mark plus one reply. Stream lines come whether the
     // client reads or not: one larger than the bound may go out on an idle connection,
     // a backlog that keeps growing may not.
-    std::size_t queued = backlog();
-    if (bounded && queued > 0 && queued + line.size() > m_server.m_options.max_backlog_bytes) {
+    if (bounded && m_queued_bytes > 0 &&
+        m_queued_bytes + bytes > m_server.m_options.max_backlog_bytes) {
         close();
         return false;
     }
-    auto request = std::make_unique<WriteRequest>();
-    request->data = std::move(line);
-    uv_buf_t buffer = uv_buf_init(request->data.data(), request->data.size());
-    if (uv_write(&request->request, m_pipe.as_stream(), &buffer, 1, &on_write) != 0) {
-        close();
-        return false;
+    for (const SharedText& piece : pieces) {
+        if (piece) {
+            m_queue.push_back(piece);
+        }
     }
-    request.release();  // on_write owns it now
-    return true;
+    m_queued_bytes += bytes;
+    m_peak_bytes = std::max(m_peak_bytes, m_queued_bytes);
+    return flush();
+}
+
+bool ControlServer::Connection::flush(bool everything) {
+    while (!m_closed && !m_queue.empty() && (everything || !m_writing)) {
+        auto request = std::make_unique<WriteRequest>();
+        std::size_t count = std::min(m_queue.size(), k_max_write_pieces);
+        request->pieces.reserve(count);
+        std::vector<uv_buf_t> buffers;
+        buffers.reserve(count);
+        for (std::size_t k = 0; k < count; ++k) {
+            SharedText& piece = m_queue.front();
+            buffers.push_back(uv_buf_init(const_cast<char*>(piece->data()), piece->size()));
+            request->bytes += cost(piece);
+            request->pieces.push_back(std::move(piece));
+            m_queue.pop_front();
+        }
+        // libuv copies the buffer list; the pieces stay with the request until on_write.
+        if (uv_write(&request->request, m_pipe.as_stream(), buffers.data(),
+                     static_cast<unsigned>(buffers.size()), &on_write) != 0) {
+            close();
+            return false;
+        }
+        request.release();  // on_write owns it now
+        m_writing = true;
+    }
+    return !m_closed;
 }
 
 void ControlServer::Connection::finish() {
@@ -345,6 +416,10 @@ void ControlServer::Connection::finish() {
     update_reading();
     m_input = std::string();
     m_start = m_scanned = 0;
+    // libuv shuts the pipe down after the writes it holds: hand it everything queued.
+    if (!flush(true)) {
+        return;
+    }
     auto request = std::make_unique<uv_shutdown_t>();
     if (uv_shutdown(request.get(), m_pipe.as_stream(), &on_shutdown) != 0) {
         close();

@@ -5,6 +5,8 @@
 // control server; the daemon only ever sees ConnectionIds.
 
 #include <cstddef>
+#include <deque>
+#include <initializer_list>
 #include <string>
 #include <string_view>
 
@@ -31,13 +33,19 @@ public:
     void refuse(std::string line);
 
     void reply(std::string line);
-    bool send(std::string line);
+    // The reply, then the connection ends as after too_large (finish()).
+    void reply_and_end(std::string line);
+    bool send(SharedText head, SharedText body);
     void start_stream();
 
     // Closes the connection now and retires it (the handler is told if it was served).
     void close();
     // Closes the connection for close_all(): nobody is told.
     void drop();
+
+    // What the queued output holds in memory, including the write under way: text plus
+    // k_piece_overhead_bytes a piece.
+    std::size_t backlog() const;
 
     ConnectionId id() const { return m_id; }
     bool served() const { return m_served; }
@@ -57,11 +65,16 @@ private:
     bool next_line(std::string& line);
     void handle_line(std::string_view line);
     void update_reading();
-    // Queues `line` for writing. With `bounded` (stream lines), drops the connection
-    // instead when its backlog would pass max_backlog_bytes.
-    bool write(std::string line, bool bounded = false);
-    // Bytes queued and not yet taken by the kernel.
-    std::size_t backlog() const;
+    // Queues `line` (a reply) for writing.
+    bool write(std::string line);
+    // Queues the pieces for writing, in order. With `bounded` (stream lines), drops the
+    // connection instead when its backlog would pass max_backlog_bytes.
+    bool write(std::initializer_list<SharedText> pieces, bool bounded);
+    // Hands what is queued to libuv in one write (up to k_max_write_pieces pieces),
+    // unless a write is under way: on_write then starts the next one. With
+    // `everything`, in as many writes as it takes, whatever is under way (before a
+    // shutdown). Returns false when the connection closed.
+    bool flush(bool everything = false);
     // Above the pause mark (a quarter of max_backlog_bytes): no request is handled and
     // nothing read until the client has read its replies.
     bool backlogged() const;
@@ -91,6 +104,13 @@ private:
     bool m_shut_down = false;     // the shutdown of pkitd's side has completed
     std::size_t m_discarded = 0;  // bytes read and dropped while finishing
     bool m_closed = false;
+    // Output not yet handed to libuv. Lines are coalesced: one write at a time carries
+    // every piece queued meanwhile, so a stream of small lines costs one write request
+    // per batch, not one per line.
+    std::deque<SharedText> m_queue;
+    std::size_t m_queued_bytes = 0;  // backlog(): m_queue plus the write under way
+    std::size_t m_peak_bytes = 0;    // the backlog's high mark since it was last empty
+    bool m_writing = false;          // a write is with libuv
 };
 
 }  // namespace pkit::shell
