@@ -114,18 +114,29 @@ std::optional<std::vector<std::size_t>> ControlHandlerImpl::targets(ConnectionId
     if (request.all || (request.cmd == proto::Command::status && request.services.empty())) {
         return sup.start_order();
     }
-    std::vector<std::string> unknown;
+    // A name given twice is one service: acted on once, one status row (the parser
+    // merges duplicate names already; this holds for any request).
+    std::vector<bool> seen(sup.size(), false);
+    std::vector<std::string_view> unknown;
     for (const std::string& name : request.services) {
         if (auto i = sup.find(name)) {
-            found.push_back(*i);
+            if (!seen[*i]) {
+                seen[*i] = true;
+                found.push_back(*i);
+            }
         } else {
             unknown.push_back(name);
         }
     }
     if (!unknown.empty()) {
+        // Named in full up to a few, so that a hostile list gets a short reply.
+        constexpr std::size_t k_named = 8;
         std::string names;
-        for (const auto& n : unknown) {
-            names += (names.empty() ? "\"" : ", \"") + n + "\"";
+        for (std::size_t k = 0; k < unknown.size() && k < k_named; ++k) {
+            names += (names.empty() ? "\"" : ", \"") + std::string(unknown[k]) + "\"";
+        }
+        if (unknown.size() > k_named) {
+            names += " and " + std::to_string(unknown.size() - k_named) + " more";
         }
         reply_error(connection, request.id, proto::ErrorCode::unknown_service,
                     "unknown service " + names);
@@ -174,9 +185,9 @@ void ControlHandlerImpl::on_request(ConnectionId connection, proto::Request requ
             handle_logs(connection, request);
             return;
         case Command::events:
-            reply_ok(connection, request.id, proto::json::object());
-            m_server->start_stream(connection);
-            m_followers.push_back(Follower{connection, request.id, k_events});
+            if (subscribe(connection, request, k_events)) {
+                reply_ok(connection, request.id, proto::json::object());
+            }
             return;
         case Command::explain:
             handle_explain(connection, request);
@@ -222,8 +233,15 @@ void ControlHandlerImpl::handle_control(ConnectionId connection, const proto::Re
     }
     core::Supervisor& sup = m_daemon.supervisor();
     Pending pending{connection, request.id, request.cmd, *services, {}};
+    // Every run is noted before anything is acted on, so that each is compared with its
+    // run from before the request. Noted one by one, a service acted on earlier in the
+    // same request (a name given twice, before names were merged) had its new run
+    // noted, launched but not spawned yet: the second restart did nothing to it, and
+    // the reply waited for that run to end, for ever.
     for (std::size_t i : *services) {
         pending.runs.push_back(sup.service(i).run());
+    }
+    for (std::size_t i : *services) {
         core::Now now = m_daemon.now();
         if (request.cmd == proto::Command::start) {
             sup.start_service(i, now);
@@ -300,6 +318,9 @@ void ControlHandlerImpl::handle_logs(ConnectionId connection, const proto::Reque
                     "unknown service \"" + request.service + "\"");
         return;
     }
+    if (request.follow && !subscribe(connection, request, *index)) {
+        return;
+    }
     const core::Service& s = m_daemon.supervisor().service(*index);
     const core::OutputTail& tail = request.previous ? s.previous_tail() : s.tail();
     auto run = request.previous ? s.previous_tail_run() : s.tail_run();
@@ -315,10 +336,27 @@ void ControlHandlerImpl::handle_logs(ConnectionId connection, const proto::Reque
         result.truncated = tail.truncated();
     }
     reply_ok(connection, request.id, result);
-    if (request.follow) {
-        m_server->start_stream(connection);
-        m_followers.push_back(Follower{connection, request.id, *index});
+}
+
+bool ControlHandlerImpl::subscribe(ConnectionId connection, const proto::Request& request,
+                                   std::size_t service) {
+    bool events = service == k_events;
+    auto same_kind = [&](const Follower& f) { return (f.service == k_events) == events; };
+    auto streaming = static_cast<std::size_t>(std::ranges::count_if(m_followers, same_kind));
+    if (streaming >= k_max_subscribers) {
+        std::string what = events ? "events" : "logs --follow";
+        m_server->reply_and_end(
+            connection, proto::error_reply(request.id, proto::ErrorCode::too_large,
+                                           "too many " + what + " subscribers (at most " +
+                                               std::to_string(k_max_subscribers) +
+                                               " at once); try again later"));
+        return false;
     }
+    auto head = std::make_shared<const std::string>(events ? proto::event_head(request.id)
+                                                           : proto::log_head(request.id));
+    m_server->start_stream(connection);
+    m_followers.push_back(Follower{connection, std::move(head), service});
+    return true;
 }
 
 void ControlHandlerImpl::handle_explain(ConnectionId connection, const proto::Request& request) {
@@ -359,10 +397,14 @@ void ControlHandlerImpl::publish(const core::Event& event) {
     if (m_followers.empty()) {
         return;
     }
-    proto::json body = event_json(event);
+    // One body for every subscriber; each line is its head (with its id) and the body.
+    SharedText body;
     for (const Follower& f : m_followers) {
         if (f.service == k_events) {
-            m_server->send(f.connection, proto::event_line(f.id, body));
+            if (!body) {
+                body = std::make_shared<const std::string>(proto::stream_body(event_json(event)));
+            }
+            m_server->send(f.connection, f.head, body);
         }
     }
 }
@@ -376,10 +418,15 @@ void ControlHandlerImpl::publish_line(std::size_t service, std::uint64_t run, co
     if (!s.tail_run() || *s.tail_run() != run) {
         return;  // follow streams the latest run only
     }
+    SharedText body;
     for (const Follower& f : m_followers) {
         if (f.service == service) {
-            proto::LogLine line{std::string(core::to_string(stream)), std::string(text), wall};
-            m_server->send(f.connection, proto::log_line(f.id, line));
+            if (!body) {
+                proto::LogLine line{std::string(core::to_string(stream)), std::string(text),
+                                    wall};
+                body = std::make_shared<const std::string>(proto::stream_body(line));
+            }
+            m_server->send(f.connection, f.head, body);
         }
     }
 }

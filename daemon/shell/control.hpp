@@ -18,6 +18,10 @@ class Daemon;
 
 class ControlHandlerImpl final : public ControlHandler {
 public:
+    // At most this many `events` subscribers at once, and as many `logs --follow` ones
+    // (each may hold up to max_backlog_bytes of unwritten output).
+    static constexpr std::size_t k_max_subscribers = 64;
+
     // Opens the control socket of `daemon`'s options; the message says why it failed.
     static std::expected<std::unique_ptr<ControlHandlerImpl>, std::string> open(Daemon& daemon);
     ~ControlHandlerImpl() override;
@@ -39,8 +43,8 @@ public:
 private:
     explicit ControlHandlerImpl(Daemon& daemon) : m_daemon(daemon) {}
 
-    // Resolves `request.services` (or all); replies unknown_service and returns nullopt
-    // when a name is unknown.
+    // Resolves `request.services` (or all), each service once, in order of first
+    // mention; replies unknown_service and returns nullopt when a name is unknown.
     std::optional<std::vector<std::size_t>> targets(ConnectionId connection,
                                                     const proto::Request& request);
     void reply_ok(ConnectionId connection, const proto::json& id, const proto::json& result);
@@ -56,6 +60,10 @@ private:
     void handle_logs(ConnectionId connection, const proto::Request& request);
     void handle_explain(ConnectionId connection, const proto::Request& request);
     void handle_reload(ConnectionId connection, const proto::Request& request);
+    // Takes `connection` on as a subscriber (`service` as in Follower), or, when
+    // k_max_subscribers of that kind already stream, ends it with a too_large reply and
+    // returns false. On success the caller sends the reply.
+    bool subscribe(ConnectionId connection, const proto::Request& request, std::size_t service);
 
     struct Pending {
         ConnectionId connection;
@@ -66,7 +74,7 @@ private:
     };
     struct Follower {
         ConnectionId connection;
-        proto::json id;
+        SharedText head;      // the start of each stream line, with the request's id
         std::size_t service;  // logs --follow; SIZE_MAX for `events`
     };
     bool pending_done(const Pending& pending) const;
