@@ -345,11 +345,11 @@ bool ControlHandlerImpl::subscribe(ConnectionId connection, const proto::Request
     auto streaming = static_cast<std::size_t>(std::ranges::count_if(m_followers, same_kind));
     if (streaming >= k_max_subscribers) {
         std::string what = events ? "events" : "logs --follow";
-        m_server->reply_and_end(
-            connection, proto::error_reply(request.id, proto::ErrorCode::too_large,
-                                           "too many " + what + " subscribers (at most " +
-                                               std::to_string(k_max_subscribers) +
-                                               " at once); try again later"));
+        m_server->reply_and_end(connection,
+                                proto::error_reply(request.id, proto::ErrorCode::too_large,
+                                                   "too many " + what + " subscribers (at most " +
+                                                       std::to_string(k_max_subscribers) +
+                                                       " at once); try again later"));
         return false;
     }
     auto head = std::make_shared<const std::string>(events ? proto::event_head(request.id)
@@ -422,8 +422,7 @@ void ControlHandlerImpl::publish_line(std::size_t service, std::uint64_t run, co
     for (const Follower& f : m_followers) {
         if (f.service == service) {
             if (!body) {
-                proto::LogLine line{std::string(core::to_string(stream)), std::string(text),
-                                    wall};
+                proto::LogLine line{std::string(core::to_string(stream)), std::string(text), wall};
                 body = std::make_shared<const std::string>(proto::stream_body(line));
             }
             m_server->send(f.connection, f.head, body);

@@ -35,9 +35,8 @@ public:
         sockaddr_un address{};
         address.sun_family = AF_UNIX;
         std::strncpy(address.sun_path, socket_path.c_str(), sizeof address.sun_path - 1);
-        REQUIRE_MESSAGE(
-            ::connect(m_fd, reinterpret_cast<sockaddr*>(&address), sizeof address) == 0,
-            std::strerror(errno));
+        REQUIRE_MESSAGE(::connect(m_fd, reinterpret_cast<sockaddr*>(&address), sizeof address) == 0,
+                        std::strerror(errno));
         std::string line = request.dump() + "\n";
         REQUIRE(::write(m_fd, line.data(), line.size()) == static_cast<ssize_t>(line.size()));
     }
@@ -261,8 +260,8 @@ TEST_CASE("client bounds: the 65th events subscriber and logs follower are refus
                 Client next = pkitd.client();
                 last = subscribe(next, kind);
                 if (last["ok"] == true) {
-                    (kind ? subscribers : followers).push_back(std::make_unique<Client>(
-                        std::move(next)));
+                    (kind ? subscribers : followers)
+                        .push_back(std::make_unique<Client>(std::move(next)));
                     return true;
                 }
                 return false;
@@ -357,8 +356,8 @@ TEST_CASE("client bounds: a status naming one service 140000 times gets a one-ro
     CHECK(refused->size() < 4096);
     json error = json::parse(*refused);
     CHECK(error["error"]["code"] == "unknown_service");
-    CHECK_MESSAGE(std::string(error["error"]["message"]).find("and 49992 more") !=
-                      std::string::npos,
-                  *refused);
+    CHECK_MESSAGE(
+        std::string(error["error"]["message"]).find("and 49992 more") != std::string::npos,
+        *refused);
     CHECK(pkitd.stop() == 0);
 }

@@ -149,8 +149,8 @@ TEST_CASE("reply_and_end sends the reply, then ends the connection without readi
         REQUIRE(loop.run_until([&] { return handler.held.size() == 1; }));
         auto connection = handler.held.front();
         handler.held.clear();
-        server->reply_and_end(connection, proto::error_reply(1, proto::ErrorCode::too_large,
-                                                             "too many subscribers"));
+        server->reply_and_end(
+            connection, proto::error_reply(1, proto::ErrorCode::too_large, "too many subscribers"));
         auto reply = client.read_line();
         REQUIRE(reply.has_value());
         CHECK(parse_line(*reply)["error"]["code"] == "too_large");
