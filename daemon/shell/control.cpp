@@ -21,6 +21,30 @@ namespace {
 
 constexpr std::size_t k_events = SIZE_MAX;
 
+// The events a `logs --follow` stream carries besides lines: a new run begins
+// (`started`, after a `restarting`), a run ends, supervision ends (`stopped`,
+// `gave_up`, `restarts_exhausted`), so pkitctl can mark runs and end with the service.
+bool follows_event(core::EventType type) {
+    switch (type) {
+        case core::EventType::started:
+        case core::EventType::exited:
+        case core::EventType::restarting:
+        case core::EventType::stopped:
+        case core::EventType::gave_up:
+        case core::EventType::restarts_exhausted:
+            return true;
+        case core::EventType::ready:
+        case core::EventType::storm_pause:
+        case core::EventType::liveness_kill:
+        case core::EventType::health:
+        case core::EventType::group_failed:
+        case core::EventType::escalated:
+        case core::EventType::reload:
+            return false;
+    }
+    return false;
+}
+
 std::optional<uid_t> resolve_user(const config::Principal& p) {
     if (p.id) {
         return *p.id;
@@ -184,6 +208,9 @@ void ControlHandlerImpl::on_request(ConnectionId connection, proto::Request requ
         case Command::reload:
             handle_reload(connection, request);
             return;
+        case Command::wait:
+            handle_wait(connection, request);
+            return;
         case Command::shutdown:
             reply_ok(connection, request.id, proto::json::object());
             m_daemon.request_shutdown("requested over the control socket");
@@ -194,6 +221,7 @@ void ControlHandlerImpl::on_request(ConnectionId connection, proto::Request requ
 void ControlHandlerImpl::on_disconnect(ConnectionId connection) {
     std::erase_if(m_followers, [&](const Follower& f) { return f.connection == connection; });
     std::erase_if(m_pending, [&](const Pending& p) { return p.connection == connection; });
+    std::erase_if(m_waits, [&](const Wait& w) { return w.connection == connection; });
 }
 
 void ControlHandlerImpl::handle_status(ConnectionId connection, const proto::Request& request) {
@@ -233,6 +261,13 @@ void ControlHandlerImpl::handle_control(ConnectionId connection, const proto::Re
             sup.restart_service(i, now);
         }
     }
+    if (request.no_block) {
+        // Accepted: the commands are issued (the pump sends the signals); the rows
+        // show the services as they are now, not the outcome.
+        m_daemon.pump();
+        reply_ok(connection, request.id, services_json(pending.services));
+        return;
+    }
     m_pending.push_back(std::move(pending));
     m_daemon.pump();  // replies through after_pump once the runs have ended
 }
@@ -257,6 +292,7 @@ bool ControlHandlerImpl::pending_done(const Pending& pending) const {
 }
 
 void ControlHandlerImpl::after_pump() {
+    check_waits();
     if (m_pending.empty()) {
         return;
     }
@@ -314,6 +350,7 @@ void ControlHandlerImpl::handle_logs(ConnectionId connection, const proto::Reque
         }
         result.truncated = tail.truncated();
     }
+    result.state = std::string(core::to_string(s.state()));
     reply_ok(connection, request.id, result);
     if (request.follow) {
         m_server->start_stream(connection);
@@ -360,8 +397,13 @@ void ControlHandlerImpl::publish(const core::Event& event) {
         return;
     }
     proto::json body = event_json(event);
+    // `logs --follow` streams its service's run changes and end too (see follows_event).
+    std::optional<std::size_t> service;
+    if (follows_event(event.type) && !event.service.empty()) {
+        service = std::as_const(m_daemon).supervisor().find(event.service);
+    }
     for (const Follower& f : m_followers) {
-        if (f.service == k_events) {
+        if (f.service == k_events || (service && f.service == *service)) {
             m_server->send(f.connection, proto::event_line(f.id, body));
         }
     }
@@ -378,7 +420,9 @@ void ControlHandlerImpl::publish_line(std::size_t service, std::uint64_t run, co
     }
     for (const Follower& f : m_followers) {
         if (f.service == service) {
-            proto::LogLine line{std::string(core::to_string(stream)), std::string(text), wall};
+            proto::json line =
+                proto::LogLine{std::string(core::to_string(stream)), std::string(text), wall};
+            line["run"] = run;  // streamed lines name their run: pkitctl marks run changes
             m_server->send(f.connection, proto::log_line(f.id, line));
         }
     }
