@@ -4,8 +4,6 @@
 
 #include <sys/types.h>
 
-#include <chrono>
-
 #include <optional>
 #include <string>
 #include <string_view>
@@ -48,22 +46,6 @@ std::vector<ProcInfo> marker_processes(std::string_view marker,
 // SIGKILLs every marker process: the safety net at the end of a case. Returns how
 // many were found.
 int kill_marker_processes(std::string_view marker);
-
-// Context switches summed over every thread of a process (a blocked thread that wakes
-// up costs one voluntary switch when it sleeps again; a preempted one an involuntary
-// one): how often pkitd was woken. Reading /proc does not wake it.
-struct Switches {
-    long voluntary = 0;
-    long nonvoluntary = 0;
-    long threads = 0;
-    long total() const { return voluntary + nonvoluntary; }
-};
-Switches read_switches(pid_t pid);
-std::string text_of(const Switches& s);
-// Waits until the count of `pid` stays unchanged for `quiet` (settling, not an
-// assertion) and returns it; fails the case after `timeout`.
-Switches settle_switches(pid_t pid, std::chrono::milliseconds quiet,
-                         std::chrono::milliseconds timeout);
 
 // "pid 12 (S, ppid 3): sleep 1000" lines, for failure messages.
 std::string describe(const std::vector<ProcInfo>& procs);

@@ -9,6 +9,7 @@
 #include <vector>
 
 #include "tests/integration/harness.hpp"
+#include "tests/integration/harness_switches.hpp"
 
 using namespace pkit::itest;
 

@@ -5,6 +5,7 @@
 #include <thread>
 
 #include "tests/integration/harness.hpp"
+#include "tests/integration/harness_switches.hpp"
 
 using namespace pkit::itest;
 
