@@ -20,7 +20,7 @@ TEST_CASE("logs -f prints each run with a marker between runs and ends once the 
     Client client = pkitd.client();
     wait_status(client, "web", state_is("running"), 5s, "run 1 runs");
 
-    BackgroundCtl follower({PKITCTL_BIN, "--socket", pkitd.socket(), "logs", "-f", "web"},
+    BackgroundCtl follower({"--socket", pkitd.socket(), "logs", "-f", "web"},
                            dir.file("logs.out"), dir.file("logs.err"));
     // The first line comes in the reply, so once it is printed the stream is attached.
     wait_for([&] { return read_file(dir.file("logs.out")).find("hello from run 1") !=

@@ -2,6 +2,8 @@
 // condition; exit 3 as soon as one cannot reach it or `within` runs out. pkitd answers
 // from its event flow, not by polling, so it stays idle while a wait is pending.
 
+#include <filesystem>
+#include <iterator>
 #include <thread>
 
 #include "tests/integration/harness.hpp"
@@ -120,18 +122,30 @@ TEST_CASE("pkitd is woken 0 times in 2 s while a wait with a long within is pend
         Client client = pkitd.client();
         wait_status(client, "web", state_is("waiting"), 5s, "web waits for dep");
     }
-    BackgroundCtl waiter({PKITCTL_BIN, "--socket", pkitd.socket(), "wait", "--within", "10m",
-                          "web"},
-                         dir.file("wait.out"), dir.file("wait.err"));
     const pid_t pid = pkitd.target_pid();
-    // The wait is pending once pkitd has read it; then pkitd settles.
+    auto open_fds = [pid] {
+        std::error_code error;
+        auto it = fs::directory_iterator("/proc/" + std::to_string(pid) + "/fd", error);
+        return std::distance(it, fs::directory_iterator());
+    };
+    settle_switches(pid, 300ms, 20s);  // the status connection's close is handled
+    const auto fds_before = open_fds();
+    BackgroundCtl waiter({"--socket", pkitd.socket(), "wait", "--within", "10m", "web"},
+                         dir.file("wait.out"), dir.file("wait.err"));
+    // The wait is pending once pkitd has accepted the connection and read the request
+    // (pkitctl sends it at once); then pkitd settles.
+    wait_for([&] { return open_fds() > fds_before; }, 10s, "pkitd accepts pkitctl's connection",
+             [&] {
+                 return std::to_string(fds_before) + " -> " + std::to_string(open_fds()) + "; " +
+                        read_file(dir.file("wait.err"));
+             });
     settle_switches(pid, 500ms, 20s);
     const Switches before = read_switches(pid);
     std::this_thread::sleep_for(2s);
     const Switches after = read_switches(pid);
     INFO("before: " << text_of(before));
     INFO("after:  " << text_of(after));
-    CHECK(waiter.running());
+    REQUIRE_MESSAGE(waiter.running(), read_file(dir.file("wait.err")));
     CHECK(after.total() - before.total() == 0);
 
     // The pending wait is answered by the event that decides it.
