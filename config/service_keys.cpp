@@ -165,8 +165,7 @@ void check_oneshot(const TableReader& top, const ServiceSpec& spec) {
                           "[ready], or use type = \"service\"");
     }
     const toml::node* restart = top.get("restart");
-    if (spec.restart.policy == RestartPolicy::always && restart != nullptr &&
-        restart->is_table()) {
+    if (spec.restart.policy == RestartPolicy::always && restart != nullptr && restart->is_table()) {
         const toml::node* policy = restart->as_table()->get("policy");
         top.diags().error(policy != nullptr ? pos_of(*policy) : top.key_pos("type"),
                           "restart.policy: \"always\" would run a \"oneshot\" job again after "

@@ -39,9 +39,10 @@ double work_seconds(proto::Command command, const std::vector<proto::ServiceStat
     return longest;
 }
 
-std::chrono::milliseconds reply_timeout(const GlobalOptions& global, const ControlOptions& options) {
-    bool waits = options.command == proto::Command::stop ||
-                 options.command == proto::Command::restart;
+std::chrono::milliseconds reply_timeout(const GlobalOptions& global,
+                                        const ControlOptions& options) {
+    bool waits =
+        options.command == proto::Command::stop || options.command == proto::Command::restart;
     if (global.timeout_given || !waits || options.no_block) {
         return timeout_of(global);
     }

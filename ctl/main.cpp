@@ -27,9 +27,8 @@ int main(int argc, char** argv) {
     for (auto& command : add_control(app, global)) {
         commands.push_back(std::move(command));
     }
-    for (auto add :
-         {add_signal, add_logs, add_events, add_explain, add_reload, add_shutdown, add_check,
-          add_wait}) {
+    for (auto add : {add_signal, add_logs, add_events, add_explain, add_reload, add_shutdown,
+                     add_check, add_wait}) {
         commands.push_back(add(app, global));
     }
 

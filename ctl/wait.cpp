@@ -35,8 +35,8 @@ int run_wait(const GlobalOptions& global, const WaitOptions& options) {
         throw usage_error("wait: --within: \"" + options.within +
                           "\" is not a duration (\"30s\", \"1m30s\", \"250ms\", 5)");
     }
-    proto::Request request{.cmd = proto::Command::wait, .services = options.names,
-                           .all = options.all};
+    proto::Request request{
+        .cmd = proto::Command::wait, .services = options.names, .all = options.all};
     request.wait_for = options.condition;
     request.within = std::chrono::duration<double>(*within).count();
 
@@ -65,8 +65,9 @@ Subcommand add_wait(CLI::App& app, const GlobalOptions& global) {
         "wait", "block until services are ready (or done, or stopped); exit 3 if they cannot be");
     command->add_option("NAME", options->names, "the services");
     command->add_flag("--all", options->all, "every service");
-    command->add_option("--for", options->condition,
-                        "ready (running and ready, or done), done, or stopped")
+    command
+        ->add_option("--for", options->condition,
+                     "ready (running and ready, or done), done, or stopped")
         ->check(CLI::IsMember({"ready", "done", "stopped"}))
         ->capture_default_str();
     command->add_option("--within", options->within, "give up after this long (exit 3)")

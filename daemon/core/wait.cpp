@@ -10,8 +10,8 @@ std::string ended_words(const Service& s) {
         text += " (" + std::string(to_string(*s.stopped_reason())) + ")";
     }
     if (s.state() == State::stopped) {
-        return text + ": stopped by the operator or autostart = false; `pkitctl start " +
-               s.name() + "` starts it";
+        return text + ": stopped by the operator or autostart = false; `pkitctl start " + s.name() +
+               "` starts it";
     }
     const std::string& why = s.last_decision().why;
     if (!why.empty()) {

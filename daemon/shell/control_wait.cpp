@@ -39,9 +39,9 @@ void ControlHandlerImpl::handle_wait(ConnectionId connection, const proto::Reque
         return;
     }
     core::TimePoint now = m_daemon.now().mono;
-    auto within = std::chrono::duration_cast<core::Duration>(
-        std::chrono::duration<double>(request.within));
-    Wait wait{connection,  request.id, std::move(*services), wait_for_of(request.wait_for),
+    auto within =
+        std::chrono::duration_cast<core::Duration>(std::chrono::duration<double>(request.within));
+    Wait wait{connection,   request.id,    std::move(*services), wait_for_of(request.wait_for),
               now + within, request.within};
     if (answer_wait(wait, now)) {
         return;

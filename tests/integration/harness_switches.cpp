@@ -70,7 +70,7 @@ Switches settle_switches(pid_t pid, std::chrono::milliseconds quiet,
         ::usleep(15000);
     }
     FAIL("pkitd's context switches did not stay unchanged for " << quiet.count()
-                                                                 << " ms: " << text_of(last));
+                                                                << " ms: " << text_of(last));
     return last;
 }
 

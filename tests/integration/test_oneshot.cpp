@@ -54,8 +54,8 @@ TEST_CASE("a oneshot job's dependent starts only once the job is done") {
     CHECK_MESSAGE(text.find("waiting for migrate to finish (running for ") != std::string::npos,
                   text);
 
-    events.until([](const json& e) { return e["type"] == "started" && e["service"] == "web"; },
-                 15s, "web starts");
+    events.until([](const json& e) { return e["type"] == "started" && e["service"] == "web"; }, 15s,
+                 "web starts");
     const auto& seen = events.seen();
     json exited = event_of(seen, "exited", "migrate");
     json started = event_of(seen, "started", "web");
@@ -70,8 +70,10 @@ TEST_CASE("a oneshot that exits 1 twice then 0 releases its dependent after the 
     TempDir dir;
     const std::string count = dir.file("count");
     dir.service("migrate", "type = \"oneshot\"\n" +
-                               sh_command("n=$(cat " + count + " 2>/dev/null || echo 0); n=$((n+1)); "
-                                          "echo $n > " + count + "; [ $n -ge 3 ]") +
+                               sh_command("n=$(cat " + count +
+                                          " 2>/dev/null || echo 0); n=$((n+1)); "
+                                          "echo $n > " +
+                                          count + "; [ $n -ge 3 ]") +
                                restart_table("on_crash", "100ms"));
     dir.service("web", "after = [\"migrate\"]\n" + k_web);
     Daemon pkitd(dir);
@@ -91,8 +93,7 @@ TEST_CASE("a oneshot that exits 1 twice then 0 releases its dependent after the 
 TEST_CASE("a oneshot that failed leaves its dependent waiting until pkitctl start succeeds") {
     TempDir dir;
     const std::string ok = dir.file("ok");
-    dir.service("migrate", "type = \"oneshot\"\n" +
-                               sh_command("[ -e " + ok + " ]") +
+    dir.service("migrate", "type = \"oneshot\"\n" + sh_command("[ -e " + ok + " ]") +
                                restart_table("on_crash", "50ms", 2.0, 1));
     dir.service("web", "after = [\"migrate\"]\n" + k_web);
     Daemon pkitd(dir);

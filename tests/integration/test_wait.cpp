@@ -43,9 +43,9 @@ TEST_CASE("pkitctl wait returns once the service is ready") {
     json s = status(client, "web");
     CHECK(s["state"] == "running");
     CHECK(s["ready"] == true);
-    json ready = events.until(
-        [](const json& e) { return e["type"] == "ready" && e["service"] == "web"; }, 5s,
-        "the ready event");
+    json ready =
+        events.until([](const json& e) { return e["type"] == "ready" && e["service"] == "web"; },
+                     5s, "the ready event");
     // A figure for the report, not an assertion: from the ready event to pkitctl's exit.
     MESSAGE("wait latency from the ready event to pkitctl's exit: "
             << (returned_at - ready["at"].get<double>()) * 1000 << " ms");

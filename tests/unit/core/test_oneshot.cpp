@@ -104,11 +104,13 @@ TEST_CASE("wait verdicts for ready, done and stopped") {
         CHECK(check_wait(j.svc, WaitFor::stopped).verdict == WaitVerdict::reached);
     }
     SUBCASE("failed can reach neither ready nor done, and says why") {
-        j.svc.replace_spec([] {
-            config::ServiceSpec s = job("migrate");
-            s.restart.max_restarts = 0;
-            return s;
-        }(), std::nullopt);
+        j.svc.replace_spec(
+            [] {
+                config::ServiceSpec s = job("migrate");
+                s.restart.max_restarts = 0;
+                return s;
+            }(),
+            std::nullopt);
         j.exit(at(1), exited(3));
         REQUIRE(j.svc.state() == State::failed);
         WaitCheck check = check_wait(j.svc, WaitFor::done);

@@ -49,8 +49,10 @@ TEST_CASE("an empty service status writes every key, optional ones as null") {
     auto value = json(status);
     for (auto key : {"name", "state", "group", "pid", "run", "started_at", "uptime", "ready",
                      "restarts", "storm_pauses", "liveness_kills", "stopped", "next_restart_in",
-                     "health", "notify_status", "last_exit", "last_launch_error", "type",
-                     "stop_timeout", "ready_timeout"}) {
+                     "health", "notify_status", "last_exit", "last_launch_error"}) {
+        CHECK_MESSAGE(value.contains(key), key);
+    }
+    for (auto key : {"type", "stop_timeout", "ready_timeout"}) {
         CHECK_MESSAGE(value.contains(key), key);
     }
     CHECK(value.size() == 20);
@@ -114,10 +116,9 @@ TEST_CASE("logs, reload and explain results round-trip") {
     CHECK(round_trip(logs) == logs);
 
     LogsResult none;
-    CHECK(json(none) == json{{"lines", json::array()},
-                             {"truncated", false},
-                             {"run", nullptr},
-                             {"state", nullptr}});
+    CHECK(
+        json(none) ==
+        json{{"lines", json::array()}, {"truncated", false}, {"run", nullptr}, {"state", nullptr}});
     CHECK(round_trip(none) == none);
 
     ReloadResult reload{{"new"}, {"old"}, {"changed"}, 4};
