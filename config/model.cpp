@@ -25,6 +25,16 @@ const GroupSpec* Tree::group_of(std::string_view service) const {
     return nullptr;
 }
 
+std::string_view to_string(ServiceType type) {
+    switch (type) {
+        case ServiceType::service:
+            return "service";
+        case ServiceType::oneshot:
+            return "oneshot";
+    }
+    return "?";
+}
+
 std::string_view to_string(RestartPolicy policy) {
     switch (policy) {
         case RestartPolicy::on_crash:

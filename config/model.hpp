@@ -22,6 +22,9 @@ using namespace std::chrono_literals;
 
 enum class RestartPolicy { on_crash, always, never };
 
+// SPEC §2 `type`: a long-running service, or a job expected to end (ready once done).
+enum class ServiceType { service, oneshot };
+
 // The launch failures pkitd can tell apart (SPEC §2 give_up_when.launch_errors).
 enum class LaunchError {
     not_found,          // ENOENT / ENOTDIR on exec
@@ -143,6 +146,7 @@ struct ServiceSpec {
     Duration timeout = 0s;  // 0: none
     bool autostart = true;
     bool escalate = false;
+    ServiceType type = ServiceType::service;
 
     RestartSpec restart;
     StormSpec storm;
@@ -199,6 +203,7 @@ struct Tree {
 
 // Names for display and the wire protocol.
 std::string_view to_string(RestartPolicy);
+std::string_view to_string(ServiceType);
 std::string_view to_string(LaunchError);
 std::string_view to_string(ProbeKind);
 std::string_view to_string(Strategy);

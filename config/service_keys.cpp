@@ -152,6 +152,28 @@ void parse_after(const TableReader& top, ServiceDraft& draft) {
     }
 }
 
+constexpr std::array<std::string_view, 2> k_type_names{"service", "oneshot"};
+constexpr std::array<ServiceType, 2> k_types{ServiceType::service, ServiceType::oneshot};
+
+// A oneshot job is ready once it is done, so [ready] would contradict `type`; and
+// `always` would run it again after every clean run, so it would never be done and
+// its dependents would never start. Both are refused rather than given a meaning.
+void check_oneshot(const TableReader& top, const ServiceSpec& spec) {
+    if (spec.ready.enabled()) {
+        top.diags().error(top.key_pos("type"),
+                          "type: a \"oneshot\" job is ready once it ended cleanly (done); remove "
+                          "[ready], or use type = \"service\"");
+    }
+    const toml::node* restart = top.get("restart");
+    if (spec.restart.policy == RestartPolicy::always && restart != nullptr && restart->is_table()) {
+        const toml::node* policy = restart->as_table()->get("policy");
+        top.diags().error(policy != nullptr ? pos_of(*policy) : top.key_pos("type"),
+                          "restart.policy: \"always\" would run a \"oneshot\" job again after "
+                          "every clean run, so it would never be done; use \"on_crash\" (retry "
+                          "until it succeeds) or \"never\"");
+    }
+}
+
 }  // namespace
 
 ServiceDraft parse_service(const Diags& d, const toml::table& root, const LoadOptions& options) {
@@ -162,7 +184,7 @@ ServiceDraft parse_service(const Diags& d, const toml::table& root, const LoadOp
         {"command",   "cwd",      "env",     "clear_env", "env_file",      "umask",
          "rlimits",   "user",     "group",   "after",     "success_codes", "timeout",
          "autostart", "escalate", "restart", "storm",     "stop_when",     "give_up_when",
-         "health",    "ready",    "stop",    "output"},
+         "health",    "ready",    "stop",    "output",    "type"},
         Pos{});
     if (top.get("command") == nullptr) {
         d.error(top.header_pos(), "missing required key \"command\"");
@@ -183,6 +205,7 @@ ServiceDraft parse_service(const Diags& d, const toml::table& root, const LoadOp
     top.read("timeout", spec.timeout, as_duration);
     top.read("autostart", spec.autostart, as_bool);
     top.read("escalate", spec.escalate, as_bool);
+    top.read("type", spec.type, as_enum(k_type_names, k_types));
 
     parse_restart(top, spec.restart);
     parse_storm(top, spec.storm);
@@ -190,6 +213,9 @@ ServiceDraft parse_service(const Diags& d, const toml::table& root, const LoadOp
     parse_probes(top, spec.health, spec.ready);
     parse_stop(top, spec.stop);
     parse_output(top, spec.output);
+    if (spec.type == ServiceType::oneshot) {
+        check_oneshot(top, spec);
+    }
     top.report_unknown();
     return draft;
 }

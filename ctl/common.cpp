@@ -1,5 +1,6 @@
 #include "ctl/common.hpp"
 
+#include <algorithm>
 #include <chrono>
 #include <cstdlib>
 #include <iostream>
@@ -23,9 +24,23 @@ std::chrono::milliseconds timeout_of(const GlobalOptions& global) {
 }
 
 proto::json call(const GlobalOptions& global, const proto::Request& request) {
-    Client client(socket_path(global), timeout_of(global));
+    return call(global, request, timeout_of(global));
+}
+
+proto::json call(const GlobalOptions& global, const proto::Request& request,
+                 std::chrono::milliseconds reply_timeout) {
+    Client client(socket_path(global), reply_timeout);
     client.send(request);
     return result_of(client.read_reply(), client.path());
+}
+
+std::chrono::milliseconds timeout_for_work(const GlobalOptions& global, double work) {
+    if (global.timeout_given) {
+        return timeout_of(global);
+    }
+    constexpr double k_margin = 10.0;  // the default --timeout
+    double seconds = std::min(std::max(work, 0.0) + k_margin, 1e9);
+    return std::chrono::milliseconds(static_cast<long long>(seconds * 1000));
 }
 
 proto::json result_of(proto::Reply reply, const std::string& path) {

@@ -24,6 +24,9 @@ struct GlobalOptions {
     std::string socket;     // --socket; empty: $PKIT_SOCKET, else the default path
     bool json = false;      // --json: print the protocol's result as is
     double timeout = 10.0;  // --timeout: seconds to wait for a reply
+    // --timeout was given: it bounds every reply. Otherwise the commands that wait for
+    // work (stop, restart, wait) size their deadline from the work (see pkitctl.1).
+    bool timeout_given = false;
 };
 
 // The socket to use: --socket, else $PKIT_SOCKET, else /run/pkit/pkitd.sock.
@@ -48,12 +51,18 @@ inline CtlError usage_error(const std::string& message) {
 // Sends `request` and returns the result of its reply. An error reply throws
 // CtlError(1, "CODE: MESSAGE"); no connection or no reply in time throws CtlError(4).
 proto::json call(const GlobalOptions& global, const proto::Request& request);
+// The same with the reply's deadline given: `reply_timeout` instead of --timeout.
+proto::json call(const GlobalOptions& global, const proto::Request& request,
+                 std::chrono::milliseconds reply_timeout);
 
 // The result of a reply, or the CtlError its error reply means (see call()).
 proto::json result_of(proto::Reply reply, const std::string& path);
 
 // The --timeout as a duration.
 std::chrono::milliseconds timeout_of(const GlobalOptions& global);
+// The deadline of a reply that waits `work` seconds of pkitd's work: --timeout when
+// given, else the work plus the default --timeout (10 s) as a margin.
+std::chrono::milliseconds timeout_for_work(const GlobalOptions& global, double work);
 
 // Prints `value` as compact JSON and a newline (the --json output).
 void print_json(const proto::json& value);

@@ -1,7 +1,15 @@
 // pkitctl start|stop|restart NAME... | --all: operator commands, then the resulting
 // status rows. pkitd replies to stop and restart once the runs have ended (or
-// restarted), so the rows show the outcome, not the request.
+// restarted), so the rows show the outcome, not the request; --no-block asks for the
+// reply as soon as pkitd has accepted the request.
+//
+// How long to wait for that reply (unless --timeout is given): as long as pkitd may
+// take. A `status` of the named services first tells their stop.timeout and [ready]
+// timeout; stop waits the longest stop.timeout, restart the longest stop.timeout twice
+// (the old run, then a new run that misses its readiness deadline) plus the readiness
+// timeout; both plus 10 s.
 
+#include <algorithm>
 #include <iostream>
 #include <memory>
 
@@ -15,7 +23,36 @@ struct ControlOptions {
     proto::Command command = proto::Command::start;
     std::vector<std::string> names;
     bool all = false;
+    bool no_block = false;
 };
+
+// The seconds pkitd may work on `command` for these services before it replies.
+double work_seconds(proto::Command command, const std::vector<proto::ServiceStatus>& rows) {
+    double longest = 0;
+    for (const auto& row : rows) {
+        double work = row.stop_timeout;
+        if (command == proto::Command::restart) {
+            work = 2 * row.stop_timeout + row.ready_timeout.value_or(0.0);
+        }
+        longest = std::max(longest, work);
+    }
+    return longest;
+}
+
+std::chrono::milliseconds reply_timeout(const GlobalOptions& global,
+                                        const ControlOptions& options) {
+    bool waits =
+        options.command == proto::Command::stop || options.command == proto::Command::restart;
+    if (global.timeout_given || !waits || options.no_block) {
+        return timeout_of(global);
+    }
+    proto::Request status{.cmd = proto::Command::status};
+    if (!options.all) {
+        status.services = options.names;
+    }
+    auto rows = services_of(call(global, status));
+    return timeout_for_work(global, work_seconds(options.command, rows));
+}
 
 int run_control(const GlobalOptions& global, const ControlOptions& options) {
     auto name = std::string(proto::to_string(options.command));
@@ -26,7 +63,8 @@ int run_control(const GlobalOptions& global, const ControlOptions& options) {
         throw usage_error(name + ": give service names or --all, not both");
     }
     proto::Request request{.cmd = options.command, .services = options.names, .all = options.all};
-    auto result = call(global, request);
+    request.no_block = options.no_block;
+    auto result = call(global, request, reply_timeout(global, options));
     if (global.json) {
         print_json(result);
     } else {
@@ -42,6 +80,10 @@ Subcommand add_one(CLI::App& app, const GlobalOptions& global, proto::Command co
     auto* sub = app.add_subcommand(std::string(proto::to_string(command)), description);
     sub->add_option("NAME", options->names, "the services");
     sub->add_flag("--all", options->all, "every service");
+    if (command != proto::Command::start) {
+        sub->add_flag("--no-block", options->no_block,
+                      "return once pkitd accepted the request, before the runs have ended");
+    }
     return {sub, [&global, options] { return run_control(global, *options); }};
 }
 

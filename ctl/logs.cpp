@@ -1,10 +1,13 @@
 // pkitctl logs NAME [-n LINES] [--previous] [-f] [--stream stdout|stderr]: a service's
-// captured output, one line of text a line; with --follow, then its new lines until
-// interrupted or until pkitd goes away.
+// captured output, one line of text a line; with --follow, then its new lines across
+// its runs, a marker line `--- run 5 (restart 4) ---` between two runs, until the
+// service will not run again (done, failed, stopped), or until interrupted or pkitd
+// goes away.
 
 #include <climits>
 #include <iostream>
 #include <memory>
+#include <optional>
 
 #include "ctl/client.hpp"
 #include "ctl/commands.hpp"
@@ -23,6 +26,11 @@ struct LogsOptions {
 // Whether a line passes the --stream filter (applied here: the protocol has none).
 bool wanted(const LogsOptions& options, const proto::json& line) {
     return options.stream.empty() || line.value("stream", "") == options.stream;
+}
+
+// A followed service has ended supervision: it will not run again by itself.
+bool ended(const std::string& state) {
+    return state == "done" || state == "failed" || state == "stopped";
 }
 
 void print_line(const GlobalOptions& global, const proto::json& line) {
@@ -64,16 +72,59 @@ int run_logs(const GlobalOptions& global, const LogsOptions& options) {
         }
     }
     std::cout << std::flush;
-    while (options.follow) {
+    if (!options.follow || options.previous || ended(result.value("state", std::string()))) {
+        return k_exit_ok;  // nothing more will come (or the old run was asked for)
+    }
+    // The run whose lines are shown; a marker goes out when a newer one begins,
+    // at its `started` event or its first line, whichever pkitd sent first.
+    std::optional<int> shown_run;
+    if (result.contains("run") && result["run"].is_number_integer()) {
+        shown_run = result["run"].get<int>();
+    }
+    std::optional<int> restart;  // of the latest `restarting` event
+    auto enter_run = [&](int run) {
+        if (shown_run && run <= *shown_run) {
+            return;
+        }
+        if (shown_run && !global.json) {
+            std::cout << "--- run " << run;
+            if (restart) {
+                std::cout << " (restart " << *restart << ")";
+            }
+            std::cout << " ---\n";
+        }
+        shown_run = run;
+        restart.reset();
+    };
+    while (true) {
         auto next = client.read(std::nullopt);
         if (!next) {
             break;  // interrupted, or pkitd closed the stream (it is shutting down)
         }
-        if (next->kind == proto::Reply::Kind::line && wanted(options, next->body)) {
-            print_line(global, next->body);
-            std::cout << std::flush;
+        if (next->kind == proto::Reply::Kind::line) {
+            if (next->body.contains("run") && next->body["run"].is_number_integer()) {
+                enter_run(next->body["run"].get<int>());
+            }
+            if (wanted(options, next->body)) {
+                print_line(global, next->body);
+            }
+        } else if (next->kind == proto::Reply::Kind::event) {
+            const proto::json& event = next->body;
+            const std::string type = event.value("type", "");
+            if (global.json) {
+                print_json(event);
+            }
+            if (type == "restarting") {
+                restart = event.value("restart", 0);
+            } else if (type == "started") {
+                enter_run(event.value("run", 0));
+            } else if (type == "stopped" || type == "gave_up" || type == "restarts_exhausted") {
+                break;  // supervision ended: the service will not run again by itself
+            }
         }
+        std::cout << std::flush;
     }
+    std::cout << std::flush;
     return k_exit_ok;
 }
 
@@ -87,7 +138,9 @@ Subcommand add_logs(CLI::App& app, const GlobalOptions& global) {
         ->check(CLI::Range(0, 1 << 30))
         ->capture_default_str();
     command->add_flag("--previous", options->previous, "the run before the latest");
-    command->add_flag("-f,--follow", options->follow, "then print new lines as they come");
+    command->add_flag("-f,--follow", options->follow,
+                      "then print new lines as they come, across restarts, until the service "
+                      "is done, failed or stopped");
     command->add_option("--stream", options->stream, "only this stream")
         ->check(CLI::IsMember({"stdout", "stderr"}));
     return {command, [&global, options] { return run_logs(global, *options); }};

@@ -14,9 +14,11 @@ int main(int argc, char** argv) {
     app.add_option("--socket", global.socket,
                    "control socket (default: $PKIT_SOCKET, else /run/pkit/pkitd.sock)");
     app.add_flag("--json", global.json, "print the protocol's result as JSON");
-    app.add_option("--timeout", global.timeout, "seconds to wait for a reply")
-        ->check(CLI::PositiveNumber)
-        ->capture_default_str();
+    auto* timeout = app.add_option("--timeout", global.timeout,
+                                   "seconds to wait for a reply (stop, restart and wait: by "
+                                   "default as long as the work takes, plus 10 s)")
+                        ->check(CLI::PositiveNumber)
+                        ->capture_default_str();
     app.set_version_flag("--version", PKIT_VERSION);
     app.require_subcommand(1);
     app.fallthrough();  // global options are also accepted after the command
@@ -25,8 +27,8 @@ int main(int argc, char** argv) {
     for (auto& command : add_control(app, global)) {
         commands.push_back(std::move(command));
     }
-    for (auto add :
-         {add_signal, add_logs, add_events, add_explain, add_reload, add_shutdown, add_check}) {
+    for (auto add : {add_signal, add_logs, add_events, add_explain, add_reload, add_shutdown,
+                     add_check, add_wait}) {
         commands.push_back(add(app, global));
     }
 
@@ -36,6 +38,7 @@ int main(int argc, char** argv) {
         // --help and --version are "errors" with status 0; real usage errors are 2.
         return app.exit(error) == 0 ? k_exit_ok : k_exit_usage;
     }
+    global.timeout_given = timeout->count() > 0;
     try {
         for (const auto& command : commands) {
             if (command.app->parsed()) {

@@ -70,11 +70,20 @@ std::string layout(const std::vector<Row>& rows, bool color) {
     return out;
 }
 
+// A TYPE column ("service" or "oneshot") is drawn only when a oneshot job is listed:
+// a table of services alone reads as before.
+bool any_oneshot(const std::vector<proto::ServiceStatus>& services) {
+    return std::ranges::any_of(services, [](const auto& s) { return s.type == "oneshot"; });
+}
+
 Row status_row(const proto::ServiceStatus& status, std::string name,
-               std::optional<std::string> group) {
+               std::optional<std::string> group, bool with_type = false) {
     Row row{{std::move(name), {}}};
     if (group) {
         row.push_back({*group, {}});
+    }
+    if (with_type) {
+        row.push_back({status.type, {}});
     }
     row.push_back({status.state, state_color(status.state)});
     row.push_back({status.pid ? std::to_string(*status.pid) : "-", {}});
@@ -87,10 +96,13 @@ Row status_row(const proto::ServiceStatus& status, std::string name,
     return row;
 }
 
-Row header(bool with_group) {
+Row header(bool with_group, bool with_type = false) {
     Row row{{"NAME", {}}};
     if (with_group) {
         row.push_back({"GROUP", {}});
+    }
+    if (with_type) {
+        row.push_back({"TYPE", {}});
     }
     for (auto title : {"STATE", "PID", "UPTIME", "RESTARTS", "LAST EXIT", "HEALTH"}) {
         row.push_back({title, {}});
@@ -144,23 +156,25 @@ std::string render_table(const std::vector<proto::ServiceStatus>& services, bool
     for (const auto& status : services) {
         with_group = with_group || status.group.has_value();
     }
-    std::vector<Row> rows{header(with_group)};
+    bool with_type = any_oneshot(services);
+    std::vector<Row> rows{header(with_group, with_type)};
     for (const auto& status : services) {
         std::optional<std::string> group;
         if (with_group) {
             group = status.group.value_or("-");
         }
-        rows.push_back(status_row(status, status.name, group));
+        rows.push_back(status_row(status, status.name, group, with_type));
     }
     return layout(rows, color);
 }
 
 std::string render_tree(const std::vector<proto::ServiceStatus>& services, bool color) {
-    std::vector<Row> rows{header(false)};
+    bool with_type = any_oneshot(services);
+    std::vector<Row> rows{header(false, with_type)};
     std::vector<std::string> drawn;  // groups already drawn with all their members
     for (const auto& status : services) {
         if (!status.group) {
-            rows.push_back(status_row(status, status.name, std::nullopt));
+            rows.push_back(status_row(status, status.name, std::nullopt, with_type));
             continue;
         }
         const auto& group = *status.group;
@@ -172,7 +186,7 @@ std::string render_tree(const std::vector<proto::ServiceStatus>& services, bool 
         rows.push_back(Row{{group + "/", {}}});
         for (const auto& member : services) {
             if (member.group == group) {
-                rows.push_back(status_row(member, "  " + member.name, std::nullopt));
+                rows.push_back(status_row(member, "  " + member.name, std::nullopt, with_type));
             }
         }
     }

@@ -18,6 +18,7 @@ constexpr std::array k_commands{
     std::pair{Command::explain, std::string_view{"explain"}},
     std::pair{Command::reload, std::string_view{"reload"}},
     std::pair{Command::shutdown, std::string_view{"shutdown"}},
+    std::pair{Command::wait, std::string_view{"wait"}},
 };
 
 constexpr std::array k_error_codes{
@@ -27,6 +28,7 @@ constexpr std::array k_error_codes{
     std::pair{ErrorCode::unknown_service, std::string_view{"unknown_service"}},
     std::pair{ErrorCode::invalid_config, std::string_view{"invalid_config"}},
     std::pair{ErrorCode::forbidden, std::string_view{"forbidden"}},
+    std::pair{ErrorCode::not_reached, std::string_view{"not_reached"}},
 };
 
 template <typename Enum, std::size_t N>

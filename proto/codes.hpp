@@ -30,7 +30,8 @@ enum class Command {
     events,
     explain,
     reload,
-    shutdown
+    shutdown,
+    wait
 };
 
 enum class ErrorCode {
@@ -40,6 +41,7 @@ enum class ErrorCode {
     unknown_service,  // a named service does not exist
     invalid_config,   // reload found an invalid configuration
     forbidden,        // the peer's credentials are not allowed on the socket
+    not_reached,      // wait: a service can no longer reach the condition, or `within` ran out
 };
 
 std::string_view to_string(Command command);

@@ -1,6 +1,8 @@
 #include "proto/request.hpp"
 
+#include <algorithm>
 #include <climits>
+#include <cmath>
 #include <string_view>
 #include <unordered_set>
 #include <utility>
@@ -101,9 +103,29 @@ std::optional<std::string> read_lines(const json& object, int& out) {
     return k_message;  // negative, fractional, or not a number at all
 }
 
+// `within` (wait): a finite, non-negative number of seconds. Capped at a year, so
+// that the deadline pkitd computes from it cannot overflow its clock.
+std::optional<std::string> read_within(const json& object, double& out) {
+    auto it = object.find("within");
+    if (it == object.end() || it->is_null()) {
+        return std::nullopt;
+    }
+    if (!it->is_number() || !std::isfinite(it->get<double>()) || it->get<double>() < 0) {
+        return "\"within\" must be a non-negative number of seconds";
+    }
+    out = std::min(it->get<double>(), 365.0 * 24 * 3600);
+    return std::nullopt;
+}
+
 // The per-command argument rules of SPEC §9.
 std::optional<std::string> check_arguments(const Request& request) {
     switch (request.cmd) {
+        case Command::wait:
+            if (request.wait_for != "ready" && request.wait_for != "done" &&
+                request.wait_for != "stopped") {
+                return "\"for\" must be \"ready\", \"done\" or \"stopped\"";
+            }
+            [[fallthrough]];
         case Command::start:
         case Command::stop:
         case Command::restart:
@@ -160,7 +182,9 @@ Result parse_object(json& object) {
           read_string(object, "signal", request.signal), read_bool(object, "group", request.group),
           read_string(object, "service", request.service), read_lines(object, request.lines),
           read_bool(object, "previous", request.previous),
-          read_bool(object, "follow", request.follow), check_arguments(request)}) {
+          read_bool(object, "follow", request.follow), read_string(object, "for", request.wait_for),
+          read_within(object, request.within), read_bool(object, "no_block", request.no_block),
+          check_arguments(request)}) {
         if (problem) {
             return fail(ErrorCode::bad_request, std::move(*problem), std::move(request.id));
         }
@@ -209,6 +233,18 @@ void to_json(json& out, const Request& request) {
                 out["signal"] = request.signal;
                 out["group"] = request.group;
             }
+            if (request.no_block && request.cmd != Command::signal) {
+                out["no_block"] = true;
+            }
+            break;
+        case Command::wait:
+            if (request.all) {
+                out["all"] = true;
+            } else {
+                out["services"] = request.services;
+            }
+            out["for"] = request.wait_for;
+            out["within"] = request.within;
             break;
         case Command::logs:
             out["service"] = request.service;

@@ -23,6 +23,9 @@ struct Request {
     int lines = 100;                    // logs: the last N lines
     bool previous = false;              // logs: the run before the latest
     bool follow = false;                // logs: stream new lines after the reply
+    std::string wait_for = "ready";     // wait (`for`): "ready", "done" or "stopped"
+    double within = 60.0;               // wait: seconds before not_reached
+    bool no_block = false;              // stop/restart: reply at once, before the runs end
 
     bool operator==(const Request&) const = default;
 };
@@ -35,7 +38,8 @@ inline constexpr int k_max_id_depth = 64;
 // whatever the bytes: every problem comes back as an Error whose message names the
 // offending field, with `id` filled in when it could be read. Checks each command's
 // required arguments (start/stop/restart/signal: a non-empty `services` or
-// `all: true`; signal: `signal`; logs/explain: `service`; logs: `lines` >= 0).
+// `all: true`; signal: `signal`; logs/explain: `service`; logs: `lines` >= 0;
+// wait: services or all, `for` one of ready/done/stopped, `within` a finite number >= 0).
 // A name repeated in `services` is kept once, where it was first mentioned.
 // Unknown fields are ignored, as the protocol promises.
 std::expected<Request, Error> parse_request(std::string_view line) noexcept;

@@ -21,13 +21,15 @@ void from_json(const json& in, LogLine& value) {
 void to_json(json& out, const LogsResult& value) {
     out = json{{"lines", value.lines},
                {"truncated", value.truncated},
-               {"run", optional_to_json(value.run)}};
+               {"run", optional_to_json(value.run)},
+               {"state", optional_to_json(value.state)}};
 }
 
 void from_json(const json& in, LogsResult& value) {
     in.at("lines").get_to(value.lines);
     field_from_json(in, "truncated", value.truncated);
     optional_from_json(in, "run", value.run);
+    optional_from_json(in, "state", value.state);
 }
 
 void to_json(json& out, const ReloadResult& value) {

@@ -24,6 +24,9 @@ struct LogsResult {
     std::vector<LogLine> lines;
     bool truncated = false;  // older lines of that run were dropped
     std::optional<int> run;
+    // The service's state at the reply, so `logs --follow` of a service that will not
+    // run again (done, failed, stopped) can end at once.
+    std::optional<std::string> state;
     bool operator==(const LogsResult&) const = default;
 };
 

@@ -45,12 +45,15 @@ void service_members(S& v, F&& f) {
     f("notify_status", v.notify_status);
     f("pid", v.pid);
     f("ready", v.ready);
+    f("ready_timeout", v.ready_timeout);
     f("restarts", v.restarts);
     f("run", v.run);
     f("started_at", v.started_at);
     f("state", v.state);
+    f("stop_timeout", v.stop_timeout);
     f("stopped", v.stopped);
     f("storm_pauses", v.storm_pauses);
+    f("type", v.type);
     f("uptime", v.uptime);
 }
 
@@ -211,6 +214,9 @@ void from_json(const json& in, ServiceStatus& value) {
     optional_from_json(in, "notify_status", value.notify_status);
     optional_from_json(in, "last_exit", value.last_exit);
     optional_from_json(in, "last_launch_error", value.last_launch_error);
+    field_from_json(in, "type", value.type);
+    field_from_json(in, "stop_timeout", value.stop_timeout);
+    optional_from_json(in, "ready_timeout", value.ready_timeout);
 }
 
 void to_json(json& out, const DaemonStatus& value) {

@@ -51,6 +51,11 @@ struct ServiceStatus {
     std::optional<std::string> notify_status;
     std::optional<ExitInfo> last_exit;
     std::optional<std::string> last_launch_error;  // "not_found: /usr/bin/x: No such file..."
+    std::string type = "service";                  // "service" or "oneshot"
+    // The service's stop.timeout and [ready] timeout (null without [ready]), in seconds:
+    // pkitctl sizes its wait for a stop or restart reply from them.
+    double stop_timeout = 5.0;
+    std::optional<double> ready_timeout;
     bool operator==(const ServiceStatus&) const = default;
 };
 

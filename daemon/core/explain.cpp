@@ -40,6 +40,39 @@ std::string window_words(const Service& s, const Decision& d) {
     return text;
 }
 
+// What a waiting dependent waits for, in words: "migrate to finish (running for 12 s)"
+// for a oneshot job, "db to be ready" for a service, and what stands in the way when
+// the dependency has ended without satisfying it.
+std::string dependency_words(const Supervisor& supervisor, const std::string& name, Now now) {
+    auto index = supervisor.find(name);
+    if (!index) {
+        return name + " to be ready";
+    }
+    const Service& d = supervisor.service(*index);
+    const bool job = d.spec().type == config::ServiceType::oneshot;
+    switch (d.state()) {
+        case State::failed:
+            return name + ", which failed (`pkitctl start " + name + "` runs it again)";
+        case State::stopped:
+            return name + ", which is stopped (`pkitctl start " + name + "` starts it)";
+        case State::running:
+        case State::starting:
+            if (job && d.started_at()) {
+                return name + " to finish (running for " +
+                       std::to_string(static_cast<long long>(seconds(now.mono - *d.started_at()))) +
+                       " s)";
+            }
+            break;
+        case State::waiting:
+        case State::stopping:
+        case State::backoff:
+        case State::storm_pause:
+        case State::done:
+            break;
+    }
+    return name + (job ? " to finish" : " to be ready");
+}
+
 }  // namespace
 
 Explanation explain(const Supervisor& supervisor, std::size_t index, Now now) {
@@ -64,12 +97,12 @@ Explanation explain(const Supervisor& supervisor, std::size_t index, Now now) {
     switch (s.state()) {
         case State::waiting: {
             auto deps = supervisor.unsatisfied_dependencies(index);
-            std::string names;
+            std::string words;
             for (const auto& n : deps) {
-                names += (names.empty() ? "" : ", ") + n;
+                words += (words.empty() ? "" : "; ") + dependency_words(supervisor, n, now);
             }
             e.text = deps.empty() ? "about to start run " + std::to_string(s.run() + 1) + "."
-                                  : "waiting for " + names + " to be ready before run " +
+                                  : "waiting for " + words + " before run " +
                                         std::to_string(s.run() + 1) + ".";
             break;
         }

@@ -136,6 +136,13 @@ void Service::on_spawned(std::uint64_t run, pid_t pid, Now now, Actions& out) {
     m_health = HealthStatus::unknown;
     m_health_failures = 0;
     m_notify_status.reset();
+    if (m_spec.type == config::ServiceType::oneshot) {
+        // A job runs, but is not ready until it has ended cleanly (state done): its
+        // dependents wait for it to finish (SPEC §2 `type`).
+        m_state = State::running;
+        start_liveness(now);
+        return;
+    }
     if (!m_spec.ready.enabled()) {
         // Without [ready], a run is ready as soon as its exec succeeded.
         m_ready = true;

@@ -14,6 +14,8 @@
 //   done / failed  waiting     -         -         -                -                -
 //
 //   * running once ready; without [ready] a run is ready as soon as its exec succeeded.
+//     A oneshot job (type = "oneshot") is running but never ready while its run lasts:
+//     it satisfies its dependents only once it is done.
 //   "gates": SPEC §3's order decides done | failed | backoff | storm_pause.
 //   A launch failure is a completed run that never had a process: it goes through the
 //   gates too. An exit or a timer for a run other than the current one is ignored.
@@ -96,7 +98,8 @@ public:
     pid_t pid() const { return m_pid; }
     std::uint64_t run() const { return m_run; }
     bool ready() const { return m_ready; }
-    // `after` is satisfied by this service: ready, or ended cleanly (a one-shot job).
+    // `after` is satisfied by this service: ready, or ended cleanly (a one-shot job;
+    // a running oneshot is never ready). `failed` leaves its dependents waiting.
     bool satisfies_dependents() const {
         return (m_state == State::running && m_ready) || m_state == State::done;
     }

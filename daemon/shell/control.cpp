@@ -21,6 +21,30 @@ namespace {
 
 constexpr std::size_t k_events = SIZE_MAX;
 
+// The events a `logs --follow` stream carries besides lines: a new run begins
+// (`started`, after a `restarting`), a run ends, supervision ends (`stopped`,
+// `gave_up`, `restarts_exhausted`), so pkitctl can mark runs and end with the service.
+bool follows_event(core::EventType type) {
+    switch (type) {
+        case core::EventType::started:
+        case core::EventType::exited:
+        case core::EventType::restarting:
+        case core::EventType::stopped:
+        case core::EventType::gave_up:
+        case core::EventType::restarts_exhausted:
+            return true;
+        case core::EventType::ready:
+        case core::EventType::storm_pause:
+        case core::EventType::liveness_kill:
+        case core::EventType::health:
+        case core::EventType::group_failed:
+        case core::EventType::escalated:
+        case core::EventType::reload:
+            return false;
+    }
+    return false;
+}
+
 std::optional<uid_t> resolve_user(const config::Principal& p) {
     if (p.id) {
         return *p.id;
@@ -195,6 +219,9 @@ void ControlHandlerImpl::on_request(ConnectionId connection, proto::Request requ
         case Command::reload:
             handle_reload(connection, request);
             return;
+        case Command::wait:
+            handle_wait(connection, request);
+            return;
         case Command::shutdown:
             reply_ok(connection, request.id, proto::json::object());
             m_daemon.request_shutdown("requested over the control socket");
@@ -205,6 +232,7 @@ void ControlHandlerImpl::on_request(ConnectionId connection, proto::Request requ
 void ControlHandlerImpl::on_disconnect(ConnectionId connection) {
     std::erase_if(m_followers, [&](const Follower& f) { return f.connection == connection; });
     std::erase_if(m_pending, [&](const Pending& p) { return p.connection == connection; });
+    std::erase_if(m_waits, [&](const Wait& w) { return w.connection == connection; });
 }
 
 void ControlHandlerImpl::handle_status(ConnectionId connection, const proto::Request& request) {
@@ -251,6 +279,13 @@ void ControlHandlerImpl::handle_control(ConnectionId connection, const proto::Re
             sup.restart_service(i, now);
         }
     }
+    if (request.no_block) {
+        // Accepted: the commands are issued (the pump sends the signals); the rows
+        // show the services as they are now, not the outcome.
+        m_daemon.pump();
+        reply_ok(connection, request.id, services_json(pending.services));
+        return;
+    }
     m_pending.push_back(std::move(pending));
     m_daemon.pump();  // replies through after_pump once the runs have ended
 }
@@ -275,6 +310,7 @@ bool ControlHandlerImpl::pending_done(const Pending& pending) const {
 }
 
 void ControlHandlerImpl::after_pump() {
+    check_waits();
     if (m_pending.empty()) {
         return;
     }
@@ -335,6 +371,7 @@ void ControlHandlerImpl::handle_logs(ConnectionId connection, const proto::Reque
         }
         result.truncated = tail.truncated();
     }
+    result.state = std::string(core::to_string(s.state()));
     reply_ok(connection, request.id, result);
 }
 
@@ -352,10 +389,11 @@ bool ControlHandlerImpl::subscribe(ConnectionId connection, const proto::Request
                                                        " at once); try again later"));
         return false;
     }
-    auto head = std::make_shared<const std::string>(events ? proto::event_head(request.id)
-                                                           : proto::log_head(request.id));
+    auto event_head = std::make_shared<const std::string>(proto::event_head(request.id));
+    SharedText head =
+        events ? event_head : std::make_shared<const std::string>(proto::log_head(request.id));
     m_server->start_stream(connection);
-    m_followers.push_back(Follower{connection, std::move(head), service});
+    m_followers.push_back(Follower{connection, std::move(head), std::move(event_head), service});
     return true;
 }
 
@@ -398,13 +436,18 @@ void ControlHandlerImpl::publish(const core::Event& event) {
         return;
     }
     // One body for every subscriber; each line is its head (with its id) and the body.
+    // `logs --follow` streams its service's run changes and end too (see follows_event).
+    std::optional<std::size_t> service;
+    if (follows_event(event.type) && !event.service.empty()) {
+        service = std::as_const(m_daemon).supervisor().find(event.service);
+    }
     SharedText body;
     for (const Follower& f : m_followers) {
-        if (f.service == k_events) {
+        if (f.service == k_events || (service && f.service == *service)) {
             if (!body) {
                 body = std::make_shared<const std::string>(proto::stream_body(event_json(event)));
             }
-            m_server->send(f.connection, f.head, body);
+            m_server->send(f.connection, f.event_head, body);
         }
     }
 }
@@ -422,7 +465,9 @@ void ControlHandlerImpl::publish_line(std::size_t service, std::uint64_t run, co
     for (const Follower& f : m_followers) {
         if (f.service == service) {
             if (!body) {
-                proto::LogLine line{std::string(core::to_string(stream)), std::string(text), wall};
+                proto::json line =
+                    proto::LogLine{std::string(core::to_string(stream)), std::string(text), wall};
+                line["run"] = run;  // streamed lines name their run: pkitctl marks run changes
                 body = std::make_shared<const std::string>(proto::stream_body(line));
             }
             m_server->send(f.connection, f.head, body);

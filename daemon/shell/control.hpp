@@ -9,6 +9,7 @@
 #include <vector>
 
 #include "daemon/core/types.hpp"
+#include "daemon/core/wait.hpp"
 #include "daemon/shell/control_server.hpp"
 #include "proto/protocol.hpp"
 
@@ -29,8 +30,12 @@ public:
     void on_request(ConnectionId connection, proto::Request request) override;
     void on_disconnect(ConnectionId connection) override;
 
-    // Called after every pump: answers `stop`/`restart` requests whose runs have ended.
+    // Called after every pump: answers `stop`/`restart` requests whose runs have ended,
+    // and `wait` requests that are decided (reached, unreachable, or past `within`).
     void after_pump();
+    // The earliest `within` deadline of the pending waits, for the daemon's one timer;
+    // nullopt when none is pending, so an idle pkitd stays asleep.
+    std::optional<core::TimePoint> next_deadline() const;
     void publish(const core::Event& event);
     void publish_line(std::size_t service, std::uint64_t run, core::Stream stream,
                       std::string_view text, double wall);
@@ -64,6 +69,10 @@ private:
     // k_max_subscribers of that kind already stream, ends it with a too_large reply and
     // returns false. On success the caller sends the reply.
     bool subscribe(ConnectionId connection, const proto::Request& request, std::size_t service);
+    // `wait` (control_wait.cpp): answered at once when decided, else kept in m_waits.
+    void handle_wait(ConnectionId connection, const proto::Request& request);
+    // Answers the pending waits that are decided now; keeps the others.
+    void check_waits();
 
     struct Pending {
         ConnectionId connection;
@@ -74,15 +83,27 @@ private:
     };
     struct Follower {
         ConnectionId connection;
-        SharedText head;      // the start of each stream line, with the request's id
+        SharedText head;        // the start of each stream line, with the request's id
+        SharedText event_head;  // the same for an event line (head itself for `events`)
         std::size_t service;  // logs --follow; SIZE_MAX for `events`
     };
     bool pending_done(const Pending& pending) const;
+    struct Wait {
+        ConnectionId connection;
+        proto::json id;
+        std::vector<std::size_t> services;
+        core::WaitFor condition;
+        core::TimePoint deadline;
+        double within;  // as requested, for the message
+    };
+    // True (and replied) when `wait` is decided at `now`.
+    bool answer_wait(const Wait& wait, core::TimePoint now);
 
     Daemon& m_daemon;
     std::unique_ptr<ControlServer> m_server;
     std::vector<Pending> m_pending;
     std::vector<Follower> m_followers;
+    std::vector<Wait> m_waits;
 };
 
 }  // namespace pkit::shell

@@ -195,6 +195,11 @@ proto::ServiceStatus service_status(const core::Service& s, core::Now now) {
         st.health = proto::HealthInfo{std::string(core::to_string(*health)), s.health_failures()};
     }
     st.notify_status = s.notify_status();
+    st.type = std::string(config::to_string(s.spec().type));
+    st.stop_timeout = seconds(s.spec().stop.timeout);
+    if (s.spec().ready.enabled()) {
+        st.ready_timeout = seconds(s.spec().ready.timeout);
+    }
     return st;
 }
 

@@ -235,6 +235,10 @@ void Daemon::arm_timer() {
             next = left.kill_at;
         }
     }
+    if (auto wait = m_control ? m_control->next_deadline() : std::nullopt;
+        wait && (!next || *wait < *next)) {
+        next = wait;  // a `wait` request's `within`
+    }
     if (!next) {
         m_timer.stop();
         return;

@@ -30,7 +30,7 @@ _pkitctl() {
         cword=$COMP_CWORD
     fi
 
-    local commands="status start stop restart signal logs events explain reload shutdown check"
+    local commands="status start stop restart wait signal logs events explain reload shutdown check"
     local global_opts="--socket --json --timeout --help --version"
 
     # The options that take a value.
@@ -39,7 +39,11 @@ _pkitctl() {
             COMPREPLY=($(compgen -f -- "$cur"))
             return
             ;;
-        --timeout | -n | --lines)
+        --timeout | -n | --lines | --within)
+            return
+            ;;
+        --for)
+            COMPREPLY=($(compgen -W "ready done stopped" -- "$cur"))
             return
             ;;
         --stream)
@@ -73,7 +77,9 @@ _pkitctl() {
     local opts=""
     case $command in
         status) opts="--tree" ;;
-        start | stop | restart) opts="--all" ;;
+        start) opts="--all" ;;
+        stop | restart) opts="--all --no-block" ;;
+        wait) opts="--all --for --within" ;;
         signal) opts="--group" ;;
         logs) opts="-n --lines --previous -f --follow --stream" ;;
         check)
@@ -91,7 +97,7 @@ _pkitctl() {
     fi
 
     case $command in
-        status | start | stop | restart | explain)
+        status | start | stop | restart | wait | explain)
             COMPREPLY=($(compgen -W "$(_pkitctl_services)" -- "$cur"))
             ;;
         logs)

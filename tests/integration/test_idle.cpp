@@ -4,64 +4,14 @@
 
 #include <sys/types.h>
 
-#include <cstdlib>
-#include <filesystem>
 #include <string>
-#include <string_view>
-#include <system_error>
 #include <thread>
 #include <vector>
 
 #include "tests/integration/harness.hpp"
+#include "tests/integration/harness_switches.hpp"
 
 using namespace pkit::itest;
-
-namespace {
-
-struct Switches {
-    long voluntary = 0;
-    long nonvoluntary = 0;
-    long threads = 0;
-    long total() const { return voluntary + nonvoluntary; }
-};
-
-// The number after `key` at the start of a line of a /proc key-value file, or -1.
-long proc_field(const std::string& text, std::string_view key) {
-    std::size_t at = 0;
-    while ((at = text.find(key, at)) != std::string::npos) {
-        if (at == 0 || text[at - 1] == '\n') {
-            return std::strtol(text.c_str() + at + key.size(), nullptr, 10);
-        }
-        at += key.size();
-    }
-    return -1;
-}
-
-// Context switches summed over every thread of `pid` (a blocked thread that wakes up
-// costs one voluntary switch when it sleeps again; a preempted one an involuntary one).
-Switches read_switches(pid_t pid) {
-    Switches s;
-    const std::string tasks = "/proc/" + std::to_string(pid) + "/task";
-    std::error_code error;
-    for (const auto& entry : std::filesystem::directory_iterator(tasks, error)) {
-        const std::string text = read_file(entry.path() / "status");
-        const long v = proc_field(text, "voluntary_ctxt_switches:");
-        const long n = proc_field(text, "nonvoluntary_ctxt_switches:");
-        if (v >= 0 && n >= 0) {
-            s.voluntary += v;
-            s.nonvoluntary += n;
-            ++s.threads;
-        }
-    }
-    return s;
-}
-
-std::string text_of(const Switches& s) {
-    return std::to_string(s.voluntary) + " voluntary + " + std::to_string(s.nonvoluntary) +
-           " involuntary over " + std::to_string(s.threads) + " threads";
-}
-
-}  // namespace
 
 TEST_CASE("idle: with 10 running services and no timer due pkitd is woken 0 times in 2 s") {
     constexpr int k_services = 10;
@@ -87,20 +37,7 @@ TEST_CASE("idle: with 10 running services and no timer due pkitd is woken 0 time
 
     // Settling (not the assertion): the close, the last log lines and whatever the
     // start-up left are done once the count stays the same over a quiet period.
-    constexpr auto k_quiet = 500ms;
-    Switches last = read_switches(pid);
-    auto last_change = Clock::now();
-    wait_for(
-        [&] {
-            const Switches now = read_switches(pid);
-            if (now.total() != last.total()) {
-                last = now;
-                last_change = Clock::now();
-                return false;
-            }
-            return Clock::now() - last_change >= k_quiet;
-        },
-        20s, "pkitd's context switches stay unchanged for 500 ms", [&] { return text_of(last); });
+    settle_switches(pid, 500ms, 20s);
 
     // The measurement: a 2 s window of an idle pkitd.
     const Switches before = read_switches(pid);

@@ -245,3 +245,17 @@ TEST_CASE("render_tree draws each group where its first member comes, members in
 
     CHECK(lines_of(render_tree({}, false)).size() == 1);  // the header alone
 }
+
+TEST_CASE("a TYPE column appears only when a oneshot job is listed") {
+    ServiceStatus job = service("migrate", "done");
+    job.type = "oneshot";
+    std::vector<ServiceStatus> services{job, running("web", 42, 8.0)};
+    auto lines = lines_of(render_table(services, false));
+    REQUIRE(lines.size() == 3);
+    CHECK(lines[0].rfind("NAME     TYPE     STATE", 0) == 0);
+    CHECK(lines[1].rfind("migrate  oneshot  done", 0) == 0);
+    CHECK(lines[2].rfind("web      service  running", 0) == 0);
+
+    auto plain = lines_of(render_table({running("web", 42, 8.0)}, false));
+    CHECK(plain[0].find("TYPE") == std::string::npos);
+}

@@ -186,3 +186,36 @@ TEST_CASE("requests round-trip through to_json and parse_request") {
         CHECK(*parsed == request);
     }
 }
+
+TEST_CASE("wait parses its condition and within, and refuses bad ones") {
+    auto parsed = parse_request(R"({"cmd":"wait","services":["web"]})");
+    REQUIRE(parsed.has_value());
+    CHECK(parsed->cmd == Command::wait);
+    CHECK(parsed->wait_for == "ready");
+    CHECK(parsed->within == 60.0);
+
+    parsed = parse_request(R"({"cmd":"wait","all":true,"for":"done","within":1.5})");
+    REQUIRE(parsed.has_value());
+    CHECK(parsed->wait_for == "done");
+    CHECK(parsed->within == 1.5);
+
+    CHECK(parse_error(R"({"cmd":"wait","services":["web"],"for":"up"})").message ==
+          "\"for\" must be \"ready\", \"done\" or \"stopped\"");
+    CHECK(parse_error(R"({"cmd":"wait","services":["web"],"within":-1})").code ==
+          ErrorCode::bad_request);
+    CHECK(parse_error(R"({"cmd":"wait","services":["web"],"within":"1s"})").code ==
+          ErrorCode::bad_request);
+    CHECK(parse_error(R"({"cmd":"wait"})").code == ErrorCode::bad_request);
+
+    Request wait{.id = 9, .cmd = Command::wait, .services = {"a"}};
+    wait.wait_for = "stopped";
+    wait.within = 2.5;
+    Request stop{.id = 10, .cmd = Command::stop, .services = {"a"}};
+    stop.no_block = true;
+    for (const auto& request : {wait, stop}) {
+        auto line = pkit::proto::request_line(request);
+        auto back = parse_request(std::string_view(line).substr(0, line.size() - 1));
+        REQUIRE(back.has_value());
+        CHECK(*back == request);
+    }
+}

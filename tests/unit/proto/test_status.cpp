@@ -52,9 +52,14 @@ TEST_CASE("an empty service status writes every key, optional ones as null") {
                      "health", "notify_status", "last_exit", "last_launch_error"}) {
         CHECK_MESSAGE(value.contains(key), key);
     }
-    CHECK(value.size() == 17);
+    for (auto key : {"type", "stop_timeout", "ready_timeout"}) {
+        CHECK_MESSAGE(value.contains(key), key);
+    }
+    CHECK(value.size() == 20);
+    CHECK(value["type"] == "service");
+    CHECK(value["stop_timeout"] == 5.0);
     for (auto key : {"group", "pid", "started_at", "uptime", "stopped", "next_restart_in", "health",
-                     "notify_status", "last_exit", "last_launch_error"}) {
+                     "notify_status", "last_exit", "last_launch_error", "ready_timeout"}) {
         CHECK_MESSAGE(value[key].is_null(), key);
     }
     CHECK(value["run"] == 0);
@@ -105,12 +110,15 @@ TEST_CASE("daemon status, ping and status results round-trip") {
 }
 
 TEST_CASE("logs, reload and explain results round-trip") {
-    LogsResult logs{{LogLine{"stdout", "hello", 1.5}, LogLine{"stderr", "oops", 2.0}}, true, 3};
+    LogsResult logs{
+        {LogLine{"stdout", "hello", 1.5}, LogLine{"stderr", "oops", 2.0}}, true, 3, "running"};
     CHECK(json(logs)["lines"][1] == json{{"stream", "stderr"}, {"text", "oops"}, {"at", 2.0}});
     CHECK(round_trip(logs) == logs);
 
     LogsResult none;
-    CHECK(json(none) == json{{"lines", json::array()}, {"truncated", false}, {"run", nullptr}});
+    CHECK(
+        json(none) ==
+        json{{"lines", json::array()}, {"truncated", false}, {"run", nullptr}, {"state", nullptr}});
     CHECK(round_trip(none) == none);
 
     ReloadResult reload{{"new"}, {"old"}, {"changed"}, 4};
