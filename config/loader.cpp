@@ -80,30 +80,6 @@ std::optional<std::string> read_whole(const fs::path& path, std::string& error) 
     return content;
 }
 
-// toml++ says "Error while parsing key-value pair: ..."; keep its detail, in the
-// lower-case style of the other messages.
-std::string syntax_message(std::string_view description) {
-    constexpr std::string_view prefix = "Error while parsing ";
-    if (description.starts_with(prefix)) {
-        description.remove_prefix(prefix.size());
-        return cat("invalid TOML while parsing ", description);
-    }
-    return cat("invalid TOML: ", description);
-}
-
-// One file's text as a TOML table, or a syntax error reported at its position.
-std::optional<toml::table> parse_text(const Diags& d, std::string_view text) {
-    try {
-        return toml::parse(text, d.file());
-    } catch (const toml::parse_error& e) {
-        const auto& begin = e.source().begin;
-        Pos pos{static_cast<int>(std::max(begin.line, 1u)),
-                static_cast<int>(std::max(begin.column, 1u))};
-        d.error(pos, syntax_message(e.description()));
-        return std::nullopt;
-    }
-}
-
 std::optional<toml::table> parse_file(const Diags& d, const fs::path& path) {
     std::string error;
     auto content = read_whole(path, error);
@@ -231,47 +207,6 @@ LoadResult load_tree(const std::filesystem::path& dir, const LoadOptions& option
         // Only resource exhaustion gets here (bad_alloc, a filesystem error we did not
         // foresee); it is still reported the usual way rather than thrown at pkitd.
         diags.push_back({dir.string(), 1, 1, cat("cannot load the configuration: ", e.what())});
-        return std::unexpected(std::move(diags));
-    }
-}
-
-LoadResult load_text(std::string_view text, TextKind kind, const std::string& file,
-                     const LoadOptions& options) {
-    std::vector<Diagnostic> diags;
-    try {
-        fs::path path(file);
-        Diags d(file, diags);
-        DaemonDraft daemon;
-        std::vector<ServiceDraft> services;
-        std::vector<std::string> known;
-        auto root = parse_text(d, text);
-        if (kind == TextKind::daemon) {
-            daemon.file = file;
-            if (root) {
-                daemon = parse_daemon(d, *root);
-            }
-        } else {
-            daemon.file = (path.parent_path().parent_path() / "pkitd.toml").string();
-            known.push_back(path.stem().string());
-            if (root) {
-                services.push_back(parse_service(d, *root, options));
-                services.back().spec.name = known.back();
-                services.back().spec.file = file;
-            }
-        }
-        validate_tree(services, daemon, known, diags);
-        if (!diags.empty()) {
-            sort_diagnostics(diags, {file});
-            return std::unexpected(std::move(diags));
-        }
-        Tree tree{.dir = fs::path(daemon.file).parent_path().string(),
-                  .daemon = std::move(daemon.spec)};
-        for (ServiceDraft& draft : services) {
-            tree.services.push_back(std::move(draft.spec));
-        }
-        return tree;
-    } catch (const std::exception& e) {
-        diags.push_back({file, 1, 1, cat("cannot load the configuration: ", e.what())});
         return std::unexpected(std::move(diags));
     }
 }
