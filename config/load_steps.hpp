@@ -27,7 +27,7 @@ struct DaemonDraft {
 bool valid_name(std::string_view name);
 
 // One file's text as a TOML table, or nullopt after reporting its syntax error at
-// its position (load_text.cpp).
+// its position (loader.cpp).
 std::optional<toml::table> parse_text(const Diags& d, std::string_view text);
 
 // A service file's top level (service_keys.cpp); name and file are set by the caller.

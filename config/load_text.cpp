@@ -1,43 +1,11 @@
-// Parsing one file's text (see loader.hpp): parse_text(), which load_tree() runs on
-// each file it reads, and load_text(), which loads a text as the only file of a tree
-// without touching the disk.
+// load_text() (see loader.hpp): a text loaded as the only file of a tree, without
+// touching the disk, with the steps load_tree() takes for each file it reads.
 
 #include <algorithm>
 
 #include "config/load_steps.hpp"
 
 namespace pkit::config {
-
-namespace detail {
-
-namespace {
-
-// toml++ says "Error while parsing key-value pair: ..."; keep its detail, in the
-// lower-case style of the other messages.
-std::string syntax_message(std::string_view description) {
-    constexpr std::string_view prefix = "Error while parsing ";
-    if (description.starts_with(prefix)) {
-        description.remove_prefix(prefix.size());
-        return cat("invalid TOML while parsing ", description);
-    }
-    return cat("invalid TOML: ", description);
-}
-
-}  // namespace
-
-std::optional<toml::table> parse_text(const Diags& d, std::string_view text) {
-    try {
-        return toml::parse(text, d.file());
-    } catch (const toml::parse_error& e) {
-        const auto& begin = e.source().begin;
-        Pos pos{static_cast<int>(std::max(begin.line, 1u)),
-                static_cast<int>(std::max(begin.column, 1u))};
-        d.error(pos, syntax_message(e.description()));
-        return std::nullopt;
-    }
-}
-
-}  // namespace detail
 
 namespace {
 

@@ -80,6 +80,17 @@ std::optional<std::string> read_whole(const fs::path& path, std::string& error) 
     return content;
 }
 
+// toml++ says "Error while parsing key-value pair: ..."; keep its detail, in the
+// lower-case style of the other messages.
+std::string syntax_message(std::string_view description) {
+    constexpr std::string_view prefix = "Error while parsing ";
+    if (description.starts_with(prefix)) {
+        description.remove_prefix(prefix.size());
+        return cat("invalid TOML while parsing ", description);
+    }
+    return cat("invalid TOML: ", description);
+}
+
 std::optional<toml::table> parse_file(const Diags& d, const fs::path& path) {
     std::string error;
     auto content = read_whole(path, error);
@@ -208,6 +219,19 @@ LoadResult load_tree(const std::filesystem::path& dir, const LoadOptions& option
         // foresee); it is still reported the usual way rather than thrown at pkitd.
         diags.push_back({dir.string(), 1, 1, cat("cannot load the configuration: ", e.what())});
         return std::unexpected(std::move(diags));
+    }
+}
+
+// Also what load_text() parses a text with (load_text.cpp).
+std::optional<toml::table> detail::parse_text(const Diags& d, std::string_view text) {
+    try {
+        return toml::parse(text, d.file());
+    } catch (const toml::parse_error& e) {
+        const auto& begin = e.source().begin;
+        Pos pos{static_cast<int>(std::max(begin.line, 1u)),
+                static_cast<int>(std::max(begin.column, 1u))};
+        d.error(pos, syntax_message(e.description()));
+        return std::nullopt;
     }
 }
 
