@@ -26,6 +26,10 @@ struct DaemonDraft {
 // The service-name pattern [A-Za-z0-9][A-Za-z0-9_.-]{0,63}, also used for groups.
 bool valid_name(std::string_view name);
 
+// One file's text as a TOML table, or nullopt after reporting its syntax error at
+// its position (loader.cpp).
+std::optional<toml::table> parse_text(const Diags& d, std::string_view text);
+
 // A service file's top level (service_keys.cpp); name and file are set by the caller.
 ServiceDraft parse_service(const Diags& d, const toml::table& root, const LoadOptions& options);
 

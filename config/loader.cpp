@@ -98,15 +98,7 @@ std::optional<toml::table> parse_file(const Diags& d, const fs::path& path) {
         d.error(Pos{}, cat("cannot read the file: ", error));
         return std::nullopt;
     }
-    try {
-        return toml::parse(*content, d.file());
-    } catch (const toml::parse_error& e) {
-        const auto& begin = e.source().begin;
-        Pos pos{static_cast<int>(std::max(begin.line, 1u)),
-                static_cast<int>(std::max(begin.column, 1u))};
-        d.error(pos, syntax_message(e.description()));
-        return std::nullopt;
-    }
+    return parse_text(d, *content);
 }
 
 std::vector<fs::path> service_files(const fs::path& dir, std::vector<Diagnostic>& out) {
@@ -227,6 +219,19 @@ LoadResult load_tree(const std::filesystem::path& dir, const LoadOptions& option
         // foresee); it is still reported the usual way rather than thrown at pkitd.
         diags.push_back({dir.string(), 1, 1, cat("cannot load the configuration: ", e.what())});
         return std::unexpected(std::move(diags));
+    }
+}
+
+// Also what load_text() parses a text with (load_text.cpp).
+std::optional<toml::table> detail::parse_text(const Diags& d, std::string_view text) {
+    try {
+        return toml::parse(text, d.file());
+    } catch (const toml::parse_error& e) {
+        const auto& begin = e.source().begin;
+        Pos pos{static_cast<int>(std::max(begin.line, 1u)),
+                static_cast<int>(std::max(begin.column, 1u))};
+        d.error(pos, syntax_message(e.description()));
+        return std::nullopt;
     }
 }
 

@@ -6,6 +6,7 @@
 #include <expected>
 #include <filesystem>
 #include <string>
+#include <string_view>
 #include <vector>
 
 #include "config/model.hpp"
@@ -37,5 +38,17 @@ LoadResult load_tree(const std::filesystem::path& dir, const LoadOptions& option
 
 // Default options for this process: as_root and uid from getuid(), gid from getgid().
 LoadOptions default_load_options();
+
+// What a text given to load_text() is: pkitd.toml, or the file of one service.
+enum class TextKind { daemon, service };
+
+// One file's text loaded without touching the disk, as load_tree() would load a
+// directory holding only that file: the same parsing and checks (so an `after` or a
+// group member naming another service is unknown), the same diagnostics. `file` names
+// the text in them; a service's name is `file`'s stem, taken as it is (load_tree()
+// checks file names itself). Never throws for bad input. load_tree() parses each file
+// it reads the same way; the fuzz targets (tests/fuzz/) call this.
+LoadResult load_text(std::string_view text, TextKind kind, const std::string& file,
+                     const LoadOptions& options);
 
 }  // namespace pkit::config
