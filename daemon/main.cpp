@@ -1,8 +1,11 @@
 // pkitd: parses its command line, loads the configuration and hands over to the shell.
 
+#include <fcntl.h>
+#include <unistd.h>
 #include <uv.h>
 
 #include <CLI/CLI.hpp>
+#include <cerrno>
 #include <cstdlib>
 #include <iostream>
 
@@ -72,9 +75,35 @@ int run(const Options& options) {
     return status;
 }
 
+// Opens /dev/null on whichever of fds 0-2 is closed (`pkitd >&- 2>&-`). Otherwise the
+// first descriptors pkitd opens (libuv's signal pipe, the socket) would take those
+// numbers: log lines would go into them, and every forked child would break them when
+// it sets up its own fds 0-2. Returns false when /dev/null cannot be opened.
+bool open_standard_fds() {
+    for (int fd = 0; fd <= 2; ++fd) {
+        if (::fcntl(fd, F_GETFD) != -1 || errno != EBADF) {
+            continue;
+        }
+        // The lowest free descriptor: `fd` itself, since those below it are open.
+        int opened = ::open("/dev/null", fd == 0 ? O_RDONLY : O_WRONLY);
+        if (opened < 0) {
+            return false;
+        }
+        if (opened != fd) {
+            ::dup2(opened, fd);
+            ::close(opened);
+        }
+    }
+    return true;
+}
+
 }  // namespace
 
 int main(int argc, char** argv) {
+    // Before anything else opens a descriptor.
+    if (!open_standard_fds()) {
+        return 3;
+    }
     CLI::App app{
         "pkitd: a process supervisor. Reads DIR/pkitd.toml and DIR/services/*.toml, keeps\n"
         "every service running as configured, and answers pkitctl on a Unix socket.\n"

@@ -125,8 +125,9 @@ struct SpawnAction {
     std::uint64_t run;
 };
 
-// Send `signal` to the run's process group (or main PID). With `then_cont`, follow with
-// SIGCONT so a stopped process can act on it (SPEC §7).
+// Send `signal` to the run's process group (or main PID). With `then_cont`, SIGCONT goes
+// with it so a stopped process can act on it: after it, or before a stop-class signal
+// (SIGTSTP, SIGTTIN, SIGTTOU), which SIGCONT would discard (SPEC §7).
 struct SignalAction {
     std::size_t service;
     std::uint64_t run;

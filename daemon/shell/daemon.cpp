@@ -44,7 +44,7 @@ Daemon::Daemon(uv_loop_t* loop, config::Tree tree, DaemonOptions options)
               on_launched(service, run, std::move(outcome));
           },
           [this] { pump_soon(); }),
-      m_pump_soon(loop),
+      m_pump_soon(loop, [this] { pump(); }),
       m_notify(m_supervisor.size()),
       m_pipes(m_supervisor.size()) {}
 
@@ -64,9 +64,7 @@ core::Supervisor& Daemon::supervisor() {
 }
 
 void Daemon::pump_soon() {
-    if (!m_pump_soon.active()) {
-        m_pump_soon.start(0, [this] { pump(); });
-    }
+    m_pump_soon.schedule();
 }
 
 double Daemon::uptime() const {
@@ -89,7 +87,7 @@ int Daemon::run() {
         log("error", std::string("cannot watch SIGCHLD: ") + uv_strerror(started.error()));
         return 3;
     }
-    m_reaper.reap_now();
+    m_reaper.reap_batch();
     for (int signo : {SIGTERM, SIGINT, SIGHUP}) {
         auto handle = std::make_unique<UvHandle<uv_signal_t>>(this);
         handle->init(uv_signal_init, m_loop);
@@ -131,6 +129,7 @@ void Daemon::pump() {
         return;  // an action's own input is drained by the outer loop
     }
     m_pumping = true;
+    spawn_due();
     for (auto actions = m_supervisor.take_actions(); !actions.empty();
          actions = m_supervisor.take_actions()) {
         for (const core::Action& action : actions) {
@@ -146,7 +145,15 @@ void Daemon::pump() {
 
 void Daemon::execute(const core::Action& action) {
     if (const auto* a = std::get_if<core::SpawnAction>(&action)) {
-        spawn(a->service, a->run);
+        if (m_reaping) {
+            // A restart due at once: forked from inside the reaping, children exiting
+            // before it ends would keep it from ever returning to the loop. The core
+            // sees no difference: the run is launched, its pid known later.
+            m_spawns_due.push_back(*a);
+            pump_soon();
+        } else {
+            spawn(a->service, a->run);
+        }
     } else if (const auto* a = std::get_if<core::SignalAction>(&action)) {
         if (a->then_cont) {
             stop_signal(a->pid, a->signal, a->group);
@@ -197,6 +204,8 @@ void Daemon::on_child(pid_t pid, int wait_status) {
     if (m_probes.on_child_exit(pid, wait_status)) {
         return;  // an exec probe's: its result went to on_probe_result
     }
+    // Inside the reaping, pumps defer their spawns to the next turn: see execute().
+    ScopedFlag reaping(m_reaping);
     if (m_launches.on_exit(pid)) {
         pump();  // a failed launch's child: its failure went to on_launch_failed
         return;

@@ -5,6 +5,7 @@
 // writes. No restart policy lives here.
 //
 //   kernel ──SIGCHLD──▶ Reaper ──on_exit──▶ Supervisor ──Actions──▶ execute()
+//     (a batch of exits a turn; their spawns at the next) │
 //   pipes ──lines──▶ LineReader ──on_output──▶ tails      │  Spawn  → start_launch()
 //   report pipe ──▶ PendingLaunches ──on_spawned/on_launch_failed──▶ Supervisor
 //   timer ──on_time──▶ Supervisor                         │  Signal → kill()
@@ -68,7 +69,8 @@ public:
     // deadline timer. Call after every Supervisor input.
     void pump();
     // Pumps once at the loop's next turn: launches that exec'd in the same turn (a
-    // thousand at start-up) share one pump instead of one each.
+    // thousand at start-up) share one pump instead of one each, and the restarts due
+//     (a batch of exits a turn; their spawns at the next) │
     void pump_soon();
     void request_shutdown(const std::string& why);
     // Re-reads and validates the whole configuration tree (SPEC §8). Invalid: nothing
@@ -96,12 +98,27 @@ private:
         bool killed;
     };
 
+    // Sets a flag for the lifetime of a scope (m_reaping, m_in_timer).
+    class ScopedFlag {
+    public:
+        explicit ScopedFlag(bool& flag) : m_flag(flag) { m_flag = true; }
+        ~ScopedFlag() { m_flag = false; }
+        ScopedFlag(const ScopedFlag&) = delete;
+        ScopedFlag& operator=(const ScopedFlag&) = delete;
+
+    private:
+        bool& m_flag;
+    };
+
     void execute(const core::Action& action);
     void spawn(std::size_t service, std::uint64_t run);
+    // Spawns the runs deferred while reaping (m_spawns_due); returns how many.
+    std::size_t spawn_due();
     // A launch's outcome (from PendingLaunches): feeds the Supervisor, without pumping.
     void on_launched(std::size_t service, std::uint64_t run,
                      std::expected<Launched, LaunchFailure> outcome);
-    // Resolves every launch in flight (see supervisor()); returns how many.
+    // Resolves every launch in flight (see supervisor()), spawning those deferred
+    // while reaping first; returns how many.
     std::size_t resolve_launches();
     void attach_pipes(std::size_t service, RunPipes& pipes, int fd, core::Stream stream);
     void on_line(std::size_t service, std::uint64_t run, core::Stream stream,
@@ -145,7 +162,7 @@ private:
     ProbeRunner m_probes;
     PendingLaunches m_launches;
     // See pump_soon().
-    Timer m_pump_soon;
+    NextTurn m_pump_soon;
     // The current run's sd_notify socket, per service (null for most).
     std::vector<std::unique_ptr<NotifySocket>> m_notify;
 
@@ -157,6 +174,11 @@ private:
     std::vector<Leftover> m_leftovers;
     std::uint64_t m_orphans = 0;
     bool m_pumping = false;
+    // Inside on_child, where a spawn waits for the next turn in m_spawns_due.
+    bool m_reaping = false;
+    std::vector<core::SpawnAction> m_spawns_due;
+    // Inside on_timer: see arm_timer().
+    bool m_in_timer = false;
     std::optional<int> m_exit_status;
     int m_exit_signal = 0;
 };

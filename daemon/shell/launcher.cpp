@@ -230,11 +230,23 @@ bool signal_run(pid_t pid, int signo, bool group) {
     return kill(group ? -pid : pid, signo) == 0;
 }
 
-void stop_signal(pid_t pid, int signo, bool group) {
-    signal_run(pid, signo, group);
-    if (signo != SIGKILL && signo != SIGCONT) {
+bool stop_class_signal(int signo) {
+    return signo == SIGTSTP || signo == SIGTTIN || signo == SIGTTOU;
+}
+
+bool stop_signal(pid_t pid, int signo, bool group) {
+    if (signo == SIGKILL || signo == SIGCONT) {
+        return signal_run(pid, signo, group);
+    }
+    if (stop_class_signal(signo)) {
+        // SIGCONT discards a pending SIGTSTP, SIGTTIN or SIGTTOU: it must come first.
+        return signal_run(pid, SIGCONT, group) && signal_run(pid, signo, group);
+    }
+    bool sent = signal_run(pid, signo, group);
+    if (sent) {
         signal_run(pid, SIGCONT, group);
     }
+    return sent;
 }
 
 }  // namespace pkit::shell

@@ -96,8 +96,15 @@ std::expected<void, int> raise_nofile_limit();
 // turn into kill(0) or kill(-1).
 bool signal_run(pid_t pid, int signo, bool group);
 
-// The stop sequence of SPEC §7: `signo`, then SIGCONT so that a stopped process can act
-// on it (SIGCONT is skipped when signo is SIGKILL or SIGCONT itself).
-void stop_signal(pid_t pid, int signo, bool group);
+// Whether `signo` is SIGTSTP, SIGTTIN or SIGTTOU: a stop signal a process may catch,
+// which the kernel discards while pending when SIGCONT arrives.
+bool stop_class_signal(int signo);
+
+// The stop sequence of SPEC §7: `signo` with SIGCONT, so that a stopped process can act
+// on it. SIGCONT goes after `signo`, except for a stop-class signal, where it goes first
+// (sent after, it would discard the signal before a handler ran); it is skipped when
+// signo is SIGKILL or SIGCONT itself. Returns whether `signo` reached something (false
+// on ESRCH, as signal_run).
+bool stop_signal(pid_t pid, int signo, bool group);
 
 }  // namespace pkit::shell

@@ -18,7 +18,14 @@ PendingLaunches::Entry::~Entry() {
 }
 
 PendingLaunches::PendingLaunches(uv_loop_t* loop, Callback callback, AfterLoop after_loop)
-    : m_loop(loop), m_callback(std::move(callback)), m_after_loop(std::move(after_loop)) {}
+    : m_loop(loop),
+      m_callback(std::move(callback)),
+      m_after_loop(std::move(after_loop)),
+      m_report_early(loop, [this] {
+          if (report_failed_early() > 0 && m_after_loop) {
+              m_after_loop();
+          }
+      }) {}
 
 PendingLaunches::~PendingLaunches() = default;
 
@@ -32,6 +39,24 @@ void PendingLaunches::add(std::size_t service, std::uint64_t run, StartedLaunch 
         // Cannot watch it: wait for this one child here, as launch() would.
         resolve(pid);
     }
+}
+
+void PendingLaunches::add_failed(std::size_t service, std::uint64_t run,
+                                 LaunchFailure failure) {
+    m_failed_early.push_back(FailedEarly{service, run, std::move(failure)});
+    m_report_early.schedule();
+}
+
+std::size_t PendingLaunches::report_failed_early() {
+    std::vector<FailedEarly> failed;
+    failed.swap(m_failed_early);
+    for (FailedEarly& f : failed) {
+        try {
+            m_callback(f.service, f.run, std::unexpected(std::move(f.failure)));
+        } catch (...) {
+        }
+    }
+    return failed.size();
 }
 
 void PendingLaunches::on_poll(uv_poll_t* handle, int /*status*/, int /*events*/) {
@@ -90,7 +115,8 @@ bool PendingLaunches::on_exit(pid_t pid) {
 }
 
 std::size_t PendingLaunches::resolve_all() {
-    std::size_t resolved = 0;
+    m_report_early.cancel();
+    std::size_t resolved = report_failed_early();
     // The callback may add launches; those are resolved too.
     while (!m_pending.empty()) {
         resolve(m_pending.begin()->first);

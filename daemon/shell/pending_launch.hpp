@@ -48,16 +48,22 @@ public:
     // Watches `started`, a launch of run `run` of `service`, until its outcome is known.
     void add(std::size_t service, std::uint64_t run, StartedLaunch started);
 
+    // A launch that failed before fork: the callback gets `failure` at the loop's next
+    // turn (then AfterLoop) or at resolve_all(), never from inside this call, so that a
+    // service restarted at once after such a failure is tried once a turn, not in a
+    // loop that never gives the event loop back.
+    void add_failed(std::size_t service, std::uint64_t run, LaunchFailure failure);
+
     // A reaped child. Resolves its launch first when it is pending. Returns true when the
     // exit is a failed launch's, which the caller must not treat as a run's exit.
     bool on_exit(pid_t pid);
 
     // Resolves every pending launch now, blocking until each child has exec'd or failed
-    // (they do so side by side, so this waits about as long as the slowest one).
-    // Returns how many were resolved.
+    // (they do so side by side, so this waits about as long as the slowest one), and
+    // reports the failures add_failed() holds. Returns how many were resolved.
     std::size_t resolve_all();
 
-    std::size_t size() const { return m_pending.size(); }
+    std::size_t size() const { return m_pending.size() + m_failed_early.size(); }
 
 private:
     struct Entry {
@@ -71,7 +77,15 @@ private:
         UvHandle<uv_poll_t> poll;
     };
 
+    struct FailedEarly {
+        std::size_t service;
+        std::uint64_t run;
+        LaunchFailure failure;
+    };
+
     static void on_poll(uv_poll_t* handle, int status, int events);
+    // Runs the callback for every launch add_failed() holds; returns how many.
+    std::size_t report_failed_early();
     // Reads the report of `pid`'s launch (blocking), forgets it and runs the callback.
     // Returns whether the launch failed.
     bool resolve(pid_t pid);
@@ -82,6 +96,9 @@ private:
     std::unordered_map<pid_t, std::unique_ptr<Entry>> m_pending;
     // Children whose launch failed and that the reaper has not brought yet.
     std::vector<pid_t> m_failed;
+    // Launches that failed before fork, reported at the next turn.
+    std::vector<FailedEarly> m_failed_early;
+    NextTurn m_report_early;
 };
 
 }  // namespace pkit::shell

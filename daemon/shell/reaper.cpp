@@ -4,13 +4,18 @@
 #include <sys/wait.h>
 #include <unistd.h>
 
+#include <algorithm>
 #include <cerrno>
 #include <csignal>
+#include <limits>
 
 namespace pkit::shell {
 
-Reaper::Reaper(uv_loop_t* loop, Callback callback)
-    : m_signal(this), m_callback(std::move(callback)) {
+Reaper::Reaper(uv_loop_t* loop, Callback callback, std::size_t batch)
+    : m_signal(this),
+      m_more(loop, [this] { reap_batch(); }),
+      m_callback(std::move(callback)),
+      m_batch(std::max<std::size_t>(1, batch)) {
     m_signal.init(uv_signal_init, loop);
 }
 
@@ -25,9 +30,21 @@ std::expected<void, int> Reaper::start() {
     return {};
 }
 
+std::size_t Reaper::reap_batch() {
+    std::size_t reaped = reap(m_batch);
+    if (reaped == m_batch) {
+        m_more.schedule();
+    }
+    return reaped;
+}
+
 std::size_t Reaper::reap_now() {
+    return reap(std::numeric_limits<std::size_t>::max());
+}
+
+std::size_t Reaper::reap(std::size_t limit) {
     std::size_t reaped = 0;
-    for (;;) {
+    while (reaped < limit) {
         int status = 0;
         pid_t pid = waitpid(-1, &status, WNOHANG);
         if (pid < 0 && errno == EINTR) {
@@ -44,13 +61,15 @@ std::size_t Reaper::reap_now() {
             // A failing consumer must not stop the reaping of the other children.
         }
     }
+    return reaped;
 }
 
 void Reaper::on_signal(uv_signal_t* handle, int /*signo*/) {
     auto* self = static_cast<Reaper*>(handle->data);
-    if (self != nullptr) {
-        // Signals coalesce: one SIGCHLD may stand for many exits, hence the loop.
-        self->reap_now();
+    // Signals coalesce: one SIGCHLD may stand for many exits, hence a batch. While a
+    // continuation is armed, it reaps at the next turn: one batch per turn.
+    if (self != nullptr && !self->m_more.pending()) {
+        self->reap_batch();
     }
 }
 

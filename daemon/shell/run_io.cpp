@@ -22,7 +22,9 @@ void Daemon::spawn(std::size_t service, std::uint64_t run) {
     }
     auto started = start_launch(request);
     if (!started) {
-        on_launched(service, run, std::unexpected(std::move(started.error())));
+        // Reported at the next turn, not from inside this pump: a service that cannot
+        // start, restarted at once, would otherwise fail and respawn here for ever.
+        m_launches.add_failed(service, run, std::move(started.error()));
         return;
     }
     if (m_notify[service]) {
@@ -54,8 +56,21 @@ void Daemon::on_launched(std::size_t service, std::uint64_t run,
     m_supervisor.on_spawned(service, run, outcome->pid, now());
 }
 
+std::size_t Daemon::spawn_due() {
+    if (m_reaping || m_spawns_due.empty()) {
+        return 0;
+    }
+    std::vector<core::SpawnAction> due;
+    due.swap(m_spawns_due);
+    for (const core::SpawnAction& a : due) {
+        spawn(a.service, a.run);
+    }
+    return due.size();
+}
+
 std::size_t Daemon::resolve_launches() {
-    return m_launches.size() == 0 ? 0 : m_launches.resolve_all();
+    std::size_t spawned = spawn_due();
+    return spawned + (m_launches.size() == 0 ? 0 : m_launches.resolve_all());
 }
 
 void Daemon::attach_pipes(std::size_t service, RunPipes& pipes, int fd, core::Stream stream) {
@@ -192,12 +207,10 @@ void Daemon::on_probe_result(std::size_t service, std::uint64_t run, core::Probe
 }
 
 void Daemon::cleanup_group(const core::CleanupGroupAction& action) {
-    // Nothing left in the group is the common case: one kill() finds out.
-    if (!signal_run(action.pgid, action.signal, true)) {
+    // Nothing left in the group is the common case: one kill() finds out. The signal
+    // goes with SIGCONT in the order of the stop sequence (SPEC §7).
+    if (!stop_signal(action.pgid, action.signal, true)) {
         return;
-    }
-    if (action.signal != SIGKILL) {
-        signal_run(action.pgid, SIGCONT, true);
     }
     m_leftovers.push_back(Leftover{action.pgid, now().mono + action.grace, false});
 }
@@ -216,6 +229,7 @@ void Daemon::prune_leftovers() {
 }
 
 void Daemon::on_timer() {
+    ScopedFlag in_timer(m_in_timer);
     core::Now t = now();
     for (Leftover& left : m_leftovers) {
         if (!left.killed && left.kill_at <= t.mono) {
@@ -245,8 +259,11 @@ void Daemon::arm_timer() {
     }
     auto left = *next - std::chrono::steady_clock::now();
     // Round up: a timer that fires a hair early would only find nothing due and re-arm.
+    // A deadline already due waits 1 ms when the timer re-arms from its own callback:
+    // libuv (before 1.45) would run a 0 ms timer again in the same pass, before any I/O.
     auto ms = std::chrono::ceil<std::chrono::milliseconds>(left).count();
-    m_timer.start(static_cast<std::uint64_t>(std::max<std::int64_t>(0, ms)),
+    std::int64_t least = m_in_timer ? 1 : 0;
+    m_timer.start(static_cast<std::uint64_t>(std::max<std::int64_t>(least, ms)),
                   [this] { on_timer(); });
 }
 

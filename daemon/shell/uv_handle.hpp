@@ -117,4 +117,55 @@ private:
     Callback m_callback;
 };
 
+// Work deferred to the loop's next turn: an idle handle that runs its callback once,
+// then stops. Unlike a 0 ms timer it never runs again in the pass that armed it (libuv
+// before 1.45 runs a timer re-armed at 0 ms from a timer callback again at once,
+// before any I/O), and while armed the loop polls I/O without blocking, so signals,
+// sockets and pipes are served between two runs of the callback.
+class NextTurn {
+public:
+    using Callback = std::function<void()>;
+
+    // Binds to `loop` and keeps `callback` for every schedule(); uv_idle_init cannot
+    // fail on Unix.
+    NextTurn(uv_loop_t* loop, Callback callback)
+        : m_handle(this), m_callback(std::move(callback)) {
+        m_handle.init(uv_idle_init, loop);
+    }
+
+    NextTurn(const NextTurn&) = delete;
+    NextTurn& operator=(const NextTurn&) = delete;
+
+    // Arms the callback for the next turn; a second call before it runs changes nothing.
+    void schedule() {
+        if (!pending()) {
+            uv_idle_start(m_handle.get(), &NextTurn::on_idle);
+        }
+    }
+
+    // Disarms it.
+    void cancel() { uv_idle_stop(m_handle.get()); }
+
+    bool pending() const { return uv_is_active(m_handle.as_handle()) != 0; }
+
+private:
+    static void on_idle(uv_idle_t* handle) {
+        auto* self = static_cast<NextTurn*>(handle->data);
+        if (self == nullptr) {
+            return;
+        }
+        // Disarmed first, so that the callback may schedule the next turn again; it
+        // may also destroy this NextTurn, hence the local copy. Never throws into libuv.
+        uv_idle_stop(handle);
+        try {
+            Callback callback = self->m_callback;
+            callback();
+        } catch (...) {
+        }
+    }
+
+    UvHandle<uv_idle_t> m_handle;
+    Callback m_callback;
+};
+
 }  // namespace pkit::shell

@@ -68,9 +68,16 @@ Daemon::Daemon(const TempDir& dir, DaemonOptions options)
         // such as unshare) at once; services get their own sessions from pkitd and are
         // found by the marker instead.
         ::setpgid(0, 0);
-        ::dup2(null_fd, 0);
-        ::dup2(out_fd, 1);
-        ::dup2(log_fd, 2);
+        if (options.closed_stdio) {
+            // The other fds are close-on-exec: pkitd starts with no descriptor at all.
+            ::close(0);
+            ::close(1);
+            ::close(2);
+        } else {
+            ::dup2(null_fd, 0);
+            ::dup2(out_fd, 1);
+            ::dup2(log_fd, 2);
+        }
         ::execvpe(c_argv[0], c_argv.data(), c_env.data());
         ::_exit(127);
     }

@@ -32,6 +32,9 @@ struct DaemonOptions {
     StdoutMode stdout_mode = StdoutMode::file;
     std::string config_dir;  // default: the temp dir
     std::string socket;      // default: DIR/pkitd.sock
+    // Starts pkitd with fds 0, 1 and 2 closed (`pkitd <&- >&- 2>&-`): log() and out()
+    // then stay empty.
+    bool closed_stdio = false;
 };
 
 class Daemon {

@@ -11,6 +11,8 @@
 #include <cstdlib>
 #include <filesystem>
 #include <fstream>
+#include <optional>
+#include <string>
 
 #include "daemon/shell/launcher.hpp"
 #include "daemon/shell/reaper.hpp"
@@ -103,6 +105,53 @@ TEST_CASE("stop_signal reaches a stopped process: the signal, then SIGCONT") {
     close_pipes(launched);
 }
 
+TEST_CASE("stop_signal sends SIGCONT before a stop-class signal, so a stopped run's trap runs") {
+    // Sent after it, SIGCONT would discard the pending signal and the trap never ran.
+    int signo = 0;
+    std::string name;
+    SUBCASE("SIGTSTP") {
+        signo = SIGTSTP;
+        name = "TSTP";
+    }
+    SUBCASE("SIGTTIN") {
+        signo = SIGTTIN;
+        name = "TTIN";
+    }
+    SUBCASE("SIGTTOU") {
+        signo = SIGTTOU;
+        name = "TTOU";
+    }
+    CHECK(stop_class_signal(signo));
+    auto launched = launch_ok(
+        make_spec({"/bin/sh", "-c", "trap 'exit 7' " + name + "; echo armed; while :; do :; done"}));
+    char text[16] = {};
+    int flags = fcntl(launched.stdout_fd, F_GETFL);
+    fcntl(launched.stdout_fd, F_SETFL, flags & ~O_NONBLOCK);
+    REQUIRE(read(launched.stdout_fd, text, sizeof text - 1) > 0);  // the trap is set
+    // Stopped, the run cannot take the signal before stop_signal has sent both.
+    REQUIRE(signal_run(launched.pid, SIGSTOP, false));
+    int status = 0;
+    REQUIRE(waitpid(launched.pid, &status, WUNTRACED) == launched.pid);
+    REQUIRE(WIFSTOPPED(status));
+    CHECK(stop_signal(launched.pid, signo, false));
+    std::optional<int> ended;
+    for (int i = 0; i < 1000 && !ended; ++i) {
+        if (waitpid(launched.pid, &status, WNOHANG) == launched.pid) {
+            ended = status;
+        } else {
+            usleep(5000);
+        }
+    }
+    if (!ended) {
+        signal_run(launched.pid, SIGKILL, false);
+        wait_for(launched.pid);
+    }
+    REQUIRE_MESSAGE(ended.has_value(), "the trap did not run within 5 s");
+    CHECK(WIFEXITED(*ended));
+    CHECK(WEXITSTATUS(*ended) == 7);
+    close_pipes(launched);
+}
+
 TEST_CASE("group signals reach the whole process group of a run") {
     // As a subreaper the test inherits the orphaned sleep, so it can see it die.
     REQUIRE(become_subreaper_unless_pid1().has_value());
@@ -128,7 +177,8 @@ TEST_CASE("signal_run never signals pid 0 or 1, and tolerates a vanished run") {
     wait_for(launched.pid);
     close_pipes(launched);
     CHECK(!signal_run(launched.pid, SIGTERM, true));
-    stop_signal(launched.pid, SIGTERM, true);  // ESRCH is not an error
+    CHECK(!stop_signal(launched.pid, SIGTERM, true));  // ESRCH is not an error
+    CHECK(!stop_signal(launched.pid, SIGTSTP, true));
 }
 
 }  // namespace pkit::shell::test

@@ -1,5 +1,5 @@
 // Reaper: every child is reaped through waitpid(-1), including orphans that come to
-// pkitd as a subreaper and that it never started.
+// pkitd as a subreaper and that it never started; a turn reaps at most one batch.
 
 #include <sys/wait.h>
 #include <unistd.h>
@@ -7,6 +7,9 @@
 #include <algorithm>
 #include <cstdlib>
 #include <map>
+#include <set>
+
+#include "daemon/shell/uv_handle.hpp"
 
 #include "daemon/shell/launcher.hpp"
 #include "daemon/shell/line_reader.hpp"
@@ -14,6 +17,22 @@
 #include "tests/unit/shell/shell_test.hpp"
 
 namespace pkit::shell::test {
+
+namespace {
+
+// Starts `/bin/true` and waits until it has exited, without reaping it.
+pid_t exited_child() {
+    static const auto spec = make_spec({"/bin/true"});
+    auto launched = launch(LaunchRequest{&spec, 1, {}});
+    REQUIRE(launched.has_value());
+    close(launched->stdout_fd);
+    close(launched->stderr_fd);
+    siginfo_t info{};
+    REQUIRE(waitid(P_PID, static_cast<id_t>(launched->pid), &info, WEXITED | WNOWAIT) == 0);
+    return launched->pid;
+}
+
+}  // namespace
 
 TEST_CASE("as a subreaper, the reaper reaps a double-forked grandchild and reports its pid") {
     REQUIRE(become_subreaper_unless_pid1().has_value());
@@ -67,6 +86,63 @@ TEST_CASE("reap_now drains children that exited before anything watched SIGCHLD"
     std::sort(started.begin(), started.end());
     CHECK(reaped == started);
     CHECK(reaper.reap_now() == 0);  // ECHILD: nothing left, and no blocking
+}
+
+TEST_CASE("a batch reaps at most its size, the rest at the next turns without a SIGCHLD") {
+    TestLoop loop;
+    std::set<pid_t> started;
+    for (int i = 0; i < 5; ++i) {
+        started.insert(exited_child());
+    }
+    std::set<pid_t> reaped;
+    {
+        // Not started: no SIGCHLD is watched, only the continuation can reap.
+        Reaper reaper(loop.get(), [&](pid_t pid, int) { reaped.insert(pid); }, 2);
+        CHECK(reaper.reap_batch() == 2);
+        CHECK(reaper.continuing());
+        uv_run(loop.get(), UV_RUN_NOWAIT);
+        CHECK(reaped.size() == 4);
+        CHECK(reaper.continuing());
+        uv_run(loop.get(), UV_RUN_NOWAIT);
+        CHECK(reaped == started);
+        CHECK(!reaper.continuing());  // the last batch was not full
+    }
+    CHECK(loop.close() == 0);
+}
+
+TEST_CASE("children exiting as fast as they are reaped leave the loop its timers") {
+    // The worst case of a crash loop: each reaped child is replaced at once by one that
+    // has already exited when the callback returns, so there is always one to reap.
+    TestLoop loop;
+    constexpr int k_storm = 60;
+    int reaped = 0;
+    int ticks = 0;
+    int ticks_at_first = -1;
+    int ticks_at_last = -1;
+    {
+        Timer ticker(loop.get());
+        ticker.start(
+            0, [&] { ++ticks; }, 1);
+        Reaper reaper(
+            loop.get(),
+            [&](pid_t, int) {
+                if (ticks_at_first < 0) {
+                    ticks_at_first = ticks;
+                }
+                ticks_at_last = ticks;
+                if (++reaped < k_storm) {
+                    exited_child();
+                }
+            },
+            4);
+        REQUIRE(reaper.start().has_value());
+        exited_child();
+        CHECK(loop.run_until([&] { return reaped >= k_storm && !reaper.continuing(); }));
+    }
+    // Unbounded, the whole storm would have been reaped inside one callback, with no
+    // timer in between.
+    CHECK(ticks_at_last > ticks_at_first);
+    CHECK(loop.close() == 0);
 }
 
 }  // namespace pkit::shell::test
