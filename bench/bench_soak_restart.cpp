@@ -124,8 +124,9 @@ int main(int argc, char** argv) {
     print_row("restarts sampled over", std::to_string(done), "runs",
               std::to_string(restarts), format_number(wall, 1) + " s wall",
               run >= restarts + 1 ? "" : "timeout");
-    print_row("restart rate", format_number(static_cast<double>(done) / wall, 0), "runs/s", "",
-              "", "");
+    double span = samples.back().at - samples.front().at;
+    print_row("restart rate", format_number(static_cast<double>(done) / span, 0), "runs/s", "",
+              "over " + format_number(span, 1) + " s", "");
     print_row("pkitd CPU per restart", format_number(cpu / static_cast<double>(done) * 1e3, 3),
               "ms", "", format_number(100.0 * cpu / wall, 1) + "% of a core", "");
     print_series("VmRSS", samples, &Sample::rss_kib, "KiB");
