@@ -29,25 +29,6 @@ void write_tree(const TempDir& dir, std::size_t services) {
     }
 }
 
-// utime + stime of `pid` in seconds.
-double cpu_seconds(pid_t pid) {
-    std::string stat = read_text("/proc/" + std::to_string(pid) + "/stat");
-    std::size_t close = stat.rfind(')');
-    if (close == std::string::npos) {
-        return NAN;
-    }
-    std::istringstream fields(stat.substr(close + 2));
-    std::string field;
-    double ticks = 0.0;
-    // After the name: state is field 3; utime and stime are fields 14 and 15.
-    for (int i = 3; i <= 15 && fields >> field; ++i) {
-        if (i >= 14) {
-            ticks += std::strtod(field.c_str(), nullptr);
-        }
-    }
-    return ticks / static_cast<double>(::sysconf(_SC_CLK_TCK));
-}
-
 // Wall seconds of one `pkitctl --socket S [--json] status`, its output into `out_path`;
 // nullopt when it failed or printed nothing that names the first service (a pkitctl
 // that is not finished yet exits 0 without output).

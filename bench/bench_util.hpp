@@ -9,6 +9,7 @@
 
 #include <dirent.h>
 #include <fcntl.h>
+#include <poll.h>
 #include <signal.h>
 #include <sys/socket.h>
 #include <sys/un.h>
@@ -24,7 +25,9 @@
 #include <cstring>
 #include <filesystem>
 #include <fstream>
+#include <atomic>
 #include <iterator>
+#include <mutex>
 #include <nlohmann/json.hpp>
 #include <optional>
 #include <sstream>
@@ -44,6 +47,16 @@ inline double mono_seconds() {
 
 inline void sleep_seconds(double seconds) {
     std::this_thread::sleep_for(std::chrono::duration<double>(seconds));
+}
+
+// The value at fraction `p` (0..1) of the sorted values, nearest rank; NaN when empty.
+inline double percentile(std::vector<double> values, double p) {
+    if (values.empty()) {
+        return NAN;
+    }
+    std::sort(values.begin(), values.end());
+    auto rank = static_cast<std::size_t>(std::ceil(p * static_cast<double>(values.size())));
+    return values[std::min(values.size() - 1, rank == 0 ? 0 : rank - 1)];
 }
 
 inline double median(std::vector<double> values) {
@@ -211,6 +224,49 @@ inline Switches read_switches(pid_t pid) {
     return s;
 }
 
+// utime + stime of `pid` in seconds, from /proc/PID/stat; NaN when unreadable.
+inline double cpu_seconds(pid_t pid) {
+    std::string stat = read_text("/proc/" + std::to_string(pid) + "/stat");
+    std::size_t close = stat.rfind(')');
+    if (close == std::string::npos || close + 2 >= stat.size()) {
+        return NAN;
+    }
+    std::istringstream fields(stat.substr(close + 2));
+    std::string field;
+    double ticks = 0.0;
+    // After the name: state is field 3; utime and stime are fields 14 and 15.
+    for (int i = 3; i <= 15 && fields >> field; ++i) {
+        if (i >= 14) {
+            ticks += std::strtod(field.c_str(), nullptr);
+        }
+    }
+    return ticks / static_cast<double>(::sysconf(_SC_CLK_TCK));
+}
+
+// Children of `parent` in state Z (exited, not yet reaped), from /proc/*/stat.
+inline long count_zombies(pid_t parent) {
+    long n = 0;
+    std::error_code error;
+    for (const auto& entry : std::filesystem::directory_iterator("/proc", error)) {
+        std::string name = entry.path().filename().string();
+        if (name.empty() || name.find_first_not_of("0123456789") != std::string::npos) {
+            continue;
+        }
+        std::string stat = read_text(entry.path().string() + "/stat");
+        std::size_t close = stat.rfind(')');
+        if (close == std::string::npos || close + 2 >= stat.size()) {
+            continue;
+        }
+        char state = 0;
+        long ppid = 0;
+        if (std::sscanf(stat.c_str() + close + 2, "%c %ld", &state, &ppid) == 2 && state == 'Z' &&
+            ppid == parent) {
+            ++n;
+        }
+    }
+    return n;
+}
+
 inline long count_fds(pid_t pid) {
     long n = 0;
     std::error_code error;
@@ -292,8 +348,11 @@ public:
         return true;
     }
 
-    // The next line without its newline; false at end of stream or on an error.
-    bool read_line(std::string& line) {
+    // The next line without its newline; false at end of stream, on an error, or when
+    // `timeout` seconds (negative: none) pass without one (then timed_out() is true).
+    bool read_line(std::string& line, double timeout = -1.0) {
+        m_timed_out = false;
+        double until = timeout < 0 ? 0.0 : mono_seconds() + timeout;
         for (;;) {
             std::size_t newline = m_buffer.find('\n', m_start);
             if (newline != std::string::npos) {
@@ -309,6 +368,18 @@ public:
                 m_buffer.erase(0, m_start);
                 m_start = 0;
             }
+            if (timeout >= 0) {
+                double left = until - mono_seconds();
+                pollfd p{m_fd, POLLIN, 0};
+                int ready = left <= 0 ? 0 : ::poll(&p, 1, static_cast<int>(left * 1000) + 1);
+                if (ready < 0 && errno == EINTR) {
+                    continue;
+                }
+                if (ready == 0) {
+                    m_timed_out = true;
+                    return false;
+                }
+            }
             char chunk[64 * 1024];
             ssize_t n = ::read(m_fd, chunk, sizeof chunk);
             if (n < 0 && errno == EINTR) {
@@ -321,20 +392,26 @@ public:
         }
     }
 
-    // Sends one request line (newline added) and reads its reply line.
-    std::optional<std::string> request(std::string_view line) {
+    // Sends one request line (newline added) and reads its reply line, waiting at most
+    // `timeout` seconds for it (negative: no limit). After a timeout the connection is
+    // closed (a late reply would be read as the next one's): connect again.
+    std::optional<std::string> request(std::string_view line, double timeout = -1.0) {
         std::string out(line);
         out.push_back('\n');
         std::string reply;
-        if (!send(out) || !read_line(reply)) {
+        if (!send(out) || !read_line(reply, timeout)) {
+            if (m_timed_out) {
+                close();
+                m_timed_out = true;
+            }
             return std::nullopt;
         }
         return reply;
     }
 
     // A request whose reply is parsed; null on any failure.
-    json request_json(std::string_view line) {
-        auto reply = request(line);
+    json request_json(std::string_view line, double timeout = -1.0) {
+        auto reply = request(line, timeout);
         if (!reply) {
             return nullptr;
         }
@@ -346,6 +423,12 @@ private:
     int m_fd = -1;
     std::string m_buffer;
     std::size_t m_start = 0;
+    bool m_timed_out = false;
+
+public:
+    bool connected() const { return m_fd >= 0; }
+    bool timed_out() const { return m_timed_out; }
+    int fd() const { return m_fd; }
 };
 
 // --- pkitd under test -------------------------------------------------------------
@@ -406,10 +489,22 @@ public:
         }
         int status = 0;
         if (::waitpid(m_pid, &status, WNOHANG) == m_pid) {
+            m_exit_code = exit_code_of(status);
             m_pid = -1;
             return false;
         }
         return true;
+    }
+
+    // The exit code pkitd ended with (128 + N for a signal N), -1 while unknown (or
+    // when `stop` had to SIGKILL it).
+    int exit_code() const { return m_exit_code; }
+
+    static int exit_code_of(int status) {
+        if (WIFEXITED(status)) {
+            return WEXITSTATUS(status);
+        }
+        return WIFSIGNALED(status) ? 128 + WTERMSIG(status) : -1;
     }
 
     // SIGTERM (a graceful shutdown), SIGKILL after `grace` seconds; then SIGKILL for
@@ -423,6 +518,7 @@ public:
             while (mono_seconds() - begin < grace) {
                 if (::waitpid(m_pid, &status, WNOHANG) == m_pid) {
                     took = mono_seconds() - begin;
+                    m_exit_code = exit_code_of(status);
                     m_pid = -1;
                     break;
                 }
@@ -451,8 +547,75 @@ private:
     std::string m_socket;
     std::string m_log;
     pid_t m_pid = -1;
+    int m_exit_code = -1;
     double m_started_at = 0.0;
 };
+
+// --- Other programs ---------------------------------------------------------------
+
+struct ProgramRun {
+    double seconds = NAN;   // wall time from fork to exit (or to the kill)
+    int exit_code = -1;     // 128 + N for a signal N
+    bool timed_out = false; // killed after `timeout`
+};
+
+// Runs `argv` (stdin /dev/null, stdout to `out_path`, stderr to /dev/null) in its own
+// process group, killing the group after `timeout` seconds.
+inline ProgramRun run_program(const std::vector<std::string>& argv, double timeout,
+                              const std::string& out_path = "/dev/null") {
+    ProgramRun result;
+    double begin = mono_seconds();
+    pid_t pid = ::fork();
+    if (pid == 0) {
+        ::setpgid(0, 0);
+        int in_fd = ::open("/dev/null", O_RDONLY);
+        int out_fd = ::open(out_path.c_str(), O_WRONLY | O_CREAT | O_TRUNC, 0644);
+        int null_fd = ::open("/dev/null", O_WRONLY);
+        ::dup2(in_fd, 0);
+        ::dup2(out_fd, 1);
+        ::dup2(null_fd, 2);
+        std::vector<char*> args;
+        for (const auto& a : argv) {
+            args.push_back(const_cast<char*>(a.c_str()));
+        }
+        args.push_back(nullptr);
+        ::execv(args[0], args.data());
+        ::_exit(127);
+    }
+    if (pid < 0) {
+        return result;
+    }
+    int status = 0;
+    for (;;) {
+        pid_t done = ::waitpid(pid, &status, WNOHANG);
+        if (done == pid) {
+            result.seconds = mono_seconds() - begin;
+            result.exit_code = Pkitd::exit_code_of(status);
+            return result;
+        }
+        if (mono_seconds() - begin > timeout) {
+            ::kill(-pid, SIGKILL);
+            ::kill(pid, SIGKILL);
+            ::waitpid(pid, &status, 0);
+            result.seconds = mono_seconds() - begin;
+            result.timed_out = true;
+            return result;
+        }
+        sleep_seconds(0.0002);
+    }
+}
+
+// A latency series as "p50 X / p99 Y / max Z ms (N, T timeouts)".
+inline std::string latency_summary(const std::vector<double>& seconds, long timeouts) {
+    if (seconds.empty()) {
+        return "no sample (" + std::to_string(timeouts) + " timeouts)";
+    }
+    return "p50 " + format_number(percentile(seconds, 0.5) * 1e3, 2) + " / p99 " +
+           format_number(percentile(seconds, 0.99) * 1e3, 2) + " / max " +
+           format_number(percentile(seconds, 1.0) * 1e3, 2) + " ms (" +
+           std::to_string(seconds.size()) + " answered, " + std::to_string(timeouts) +
+           " timeouts)";
+}
 
 // The services of a status reply, or an empty array.
 inline json services_of(const json& reply) {
@@ -487,5 +650,104 @@ inline std::optional<double> wait_running(Pkitd& pkitd, Client& client, std::siz
     }
     return std::nullopt;
 }
+
+// Pings pkitd from its own connection and thread, one request at a time with `pause`
+// seconds between, each allowed `timeout` seconds (a timed-out one is counted and the
+// connection made again). What the loop's responsiveness looks like meanwhile.
+class PingSampler {
+public:
+    struct Sample {
+        double sent_at = 0.0;  // mono_seconds()
+        double latency = NAN;  // seconds; NaN for a timeout or a failure
+    };
+
+    PingSampler(std::string socket, double pause = 0.01, double timeout = 2.0)
+        : m_socket(std::move(socket)), m_pause(pause), m_timeout(timeout) {}
+    ~PingSampler() { stop(); }
+    PingSampler(const PingSampler&) = delete;
+    PingSampler& operator=(const PingSampler&) = delete;
+
+    void start() {
+        m_running = true;
+        m_thread = std::thread([this] { loop(); });
+    }
+
+    void stop() {
+        m_running = false;
+        if (m_thread.joinable()) {
+            m_thread.join();
+        }
+    }
+
+    // The samples sent within [from, to] (mono_seconds()).
+    std::vector<Sample> samples(double from = 0.0, double to = 1e300) {
+        std::lock_guard<std::mutex> lock(m_mutex);
+        std::vector<Sample> out;
+        for (const auto& s : m_samples) {
+            if (s.sent_at >= from && s.sent_at <= to) {
+                out.push_back(s);
+            }
+        }
+        return out;
+    }
+
+    // "p50 / p99 / max" of the samples in the window, timeouts counted apart.
+    std::string summary(double from = 0.0, double to = 1e300) {
+        std::vector<double> answered;
+        long failed = 0;
+        for (const auto& s : samples(from, to)) {
+            if (std::isnan(s.latency)) {
+                ++failed;
+            } else {
+                answered.push_back(s.latency);
+            }
+        }
+        return latency_summary(answered, failed);
+    }
+
+    // The longest latency in the window, a timeout counting as its whole allowance.
+    double max_latency(double from = 0.0, double to = 1e300) {
+        double worst = 0.0;
+        for (const auto& s : samples(from, to)) {
+            worst = std::max(worst, std::isnan(s.latency) ? m_timeout : s.latency);
+        }
+        return worst;
+    }
+
+private:
+    void loop() {
+        Client client;
+        while (m_running) {
+            if (!client.connected() && !client.connect(m_socket)) {
+                sleep_seconds(0.01);
+                continue;
+            }
+            Sample s;
+            s.sent_at = mono_seconds();
+            auto reply = client.request(R"({"id":0,"cmd":"ping"})", m_timeout);
+            json parsed = reply ? json::parse(*reply, nullptr, false) : json(nullptr);
+            if (parsed.is_object() && parsed.value("ok", false)) {
+                s.latency = mono_seconds() - s.sent_at;
+            } else if (!client.timed_out()) {
+                client.close();  // pkitd closed it, or gone: no sample
+                sleep_seconds(0.01);
+                continue;
+            }
+            {
+                std::lock_guard<std::mutex> lock(m_mutex);
+                m_samples.push_back(s);
+            }
+            sleep_seconds(m_pause);
+        }
+    }
+
+    std::string m_socket;
+    double m_pause;
+    double m_timeout;
+    std::atomic<bool> m_running{false};
+    std::thread m_thread;
+    std::mutex m_mutex;
+    std::vector<Sample> m_samples;
+};
 
 }  // namespace pkit::bench
