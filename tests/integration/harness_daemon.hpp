@@ -32,6 +32,11 @@ struct DaemonOptions {
     StdoutMode stdout_mode = StdoutMode::file;
     std::string config_dir;  // default: the temp dir
     std::string socket;      // default: DIR/pkitd.sock
+    // Extra KEY=VALUE entries for pkitd's environment (NOTIFY_SOCKET, XDG_RUNTIME_DIR).
+    std::vector<std::string> env;
+    // Start pkitd without --socket (it picks its default); `socket` above must then
+    // say where that is, for the harness to reach it.
+    bool omit_socket_arg = false;
 };
 
 class Daemon {
