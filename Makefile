@@ -6,11 +6,15 @@ DEB_DEPS = cmake g++ make pkg-config libuv1-dev libtomlplusplus-dev libcli11-dev
            nlohmann-json3-dev doctest-dev libre2-dev libhttp-parser-dev
 # Tools the integration tests use (python3 serves http probes; systemd-notify, setpriv
 # and unshare exercise sd_notify, peer credentials and PID 1; promtool checks the
-# metrics; clang and libFuzzer build the fuzz targets for `make fuzz`).
-TEST_DEPS = python3 systemd util-linux procps socat prometheus clang libfuzzer-14-dev
+# metrics; clang and libFuzzer build the fuzz targets for `make fuzz`; dpkg-dev and
+# lintian build and check the .deb; mandoc lints the man pages).
+TEST_DEPS = python3 systemd util-linux procps socat prometheus clang libfuzzer-14-dev \
+            dpkg-dev lintian mandoc
+# dpkg-shlibdeps computes the package's Depends; lintian checks it (make test too).
+PACKAGE_DEPS = dpkg-dev
 SUDO    := $(shell [ "$$(id -u)" = 0 ] || echo sudo)
 
-.PHONY: all build deps test-deps run test bench fuzz clean
+.PHONY: all build build-daemon deps test-deps package-deps run test bench deb fuzz clean
 
 all: build
 
@@ -35,12 +39,27 @@ $(BUILD)/CMakeCache.txt: | deps
 build: deps $(BUILD)/CMakeCache.txt
 	cmake --build $(BUILD) -j $(JOBS)
 
-run: build
+# Only what `make run` runs: pkitd and pkitctl, not the tests and benchmarks.
+build-daemon: deps $(BUILD)/CMakeCache.txt
+	cmake --build $(BUILD) -j $(JOBS) --target pkitd pkitctl
+
+run: build-daemon
 	mkdir -p $(BUILD)/run
 	$(BUILD)/daemon/pkitd --config examples --socket $(BUILD)/run/pkitd.sock
 
 test: build test-deps
 	cd $(BUILD) && ctest --output-on-failure -j $(JOBS) --timeout 300
+
+# The Debian package (CPack): $(BUILD)/package/pkit_<version>_<arch>.deb.
+package-deps:
+	@missing=$$(for p in $(PACKAGE_DEPS); do dpkg -s $$p >/dev/null 2>&1 || echo $$p; done); \
+	if [ -n "$$missing" ]; then \
+	  echo "installing packaging tools:" $$missing; \
+	  $(SUDO) apt-get update -qq && DEBIAN_FRONTEND=noninteractive $(SUDO) apt-get install -y -qq $$missing; \
+	fi
+
+deb: deps package-deps $(BUILD)/CMakeCache.txt
+	cmake --build $(BUILD) -j $(JOBS) --target package_deb
 
 bench: build
 	$(BUILD)/bench/run-benchmarks

@@ -5,7 +5,10 @@
 #include <cstdlib>
 #include <iostream>
 
+#include <sys/stat.h>
+
 #include "ctl/client.hpp"
+#include "proto/socket_path.hpp"
 
 namespace pkit::ctl {
 
@@ -16,7 +19,16 @@ std::string socket_path(const GlobalOptions& global) {
     if (const char* env = std::getenv("PKIT_SOCKET"); env != nullptr && *env != '\0') {
         return env;
     }
-    return "/run/pkit/pkitd.sock";
+    // An unprivileged pkitd falls back to $XDG_RUNTIME_DIR (SPEC §1); follow it there
+    // only when the system-wide socket does not exist, so root's pkitd always wins.
+    struct stat info {};
+    if (::stat(proto::k_default_socket, &info) != 0) {
+        if (auto user_socket = proto::runtime_dir_socket();
+            user_socket && ::stat(user_socket->c_str(), &info) == 0) {
+            return *user_socket;
+        }
+    }
+    return proto::k_default_socket;
 }
 
 std::chrono::milliseconds timeout_of(const GlobalOptions& global) {

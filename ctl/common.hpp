@@ -29,7 +29,8 @@ struct GlobalOptions {
     bool timeout_given = false;
 };
 
-// The socket to use: --socket, else $PKIT_SOCKET, else /run/pkit/pkitd.sock.
+// The socket to use: --socket, else $PKIT_SOCKET, else /run/pkit/pkitd.sock, unless
+// that does not exist and $XDG_RUNTIME_DIR/pkit/pkitd.sock does.
 std::string socket_path(const GlobalOptions& global);
 
 // An error that ends pkitctl with `status` after printing "pkitctl: MESSAGE".

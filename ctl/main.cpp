@@ -5,6 +5,7 @@
 #include <iostream>
 
 #include "ctl/commands.hpp"
+#include "proto/version.hpp"
 
 using namespace pkit::ctl;
 
@@ -12,14 +13,15 @@ int main(int argc, char** argv) {
     CLI::App app{"pkitctl: see and steer the services of a running pkitd", "pkitctl"};
     GlobalOptions global;
     app.add_option("--socket", global.socket,
-                   "control socket (default: $PKIT_SOCKET, else /run/pkit/pkitd.sock)");
+                   "control socket (default: $PKIT_SOCKET, else /run/pkit/pkitd.sock, else "
+                   "$XDG_RUNTIME_DIR/pkit/pkitd.sock when only that one exists)");
     app.add_flag("--json", global.json, "print the protocol's result as JSON");
     auto* timeout = app.add_option("--timeout", global.timeout,
                                    "seconds to wait for a reply (stop, restart and wait: by "
                                    "default as long as the work takes, plus 10 s)")
                         ->check(CLI::PositiveNumber)
                         ->capture_default_str();
-    app.set_version_flag("--version", PKIT_VERSION);
+    app.set_version_flag("--version", pkit::proto::version_line("pkitctl"));
     app.require_subcommand(1);
     app.fallthrough();  // global options are also accepted after the command
 

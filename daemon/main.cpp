@@ -4,13 +4,19 @@
 #include <unistd.h>
 #include <uv.h>
 
+#include <sys/stat.h>
+#include <unistd.h>
+
 #include <CLI/CLI.hpp>
 #include <cerrno>
 #include <cstdlib>
+#include <cstring>
 #include <iostream>
 
 #include "config/loader.hpp"
 #include "daemon/shell/daemon.hpp"
+#include "proto/socket_path.hpp"
+#include "proto/version.hpp"
 
 namespace {
 
@@ -27,8 +33,29 @@ std::string env_or(const char* name, std::string fallback) {
     return value != nullptr && *value != '\0' ? std::string(value) : std::move(fallback);
 }
 
+// The default socket, /run/pkit/pkitd.sock, unless pkitd may not create /run/pkit and
+// has a $XDG_RUNTIME_DIR (an unprivileged pkitd): then $XDG_RUNTIME_DIR/pkit/pkitd.sock,
+// with a note for the log saying why.
+std::string default_socket(std::string& note) {
+    const std::string dir = "/run/pkit";
+    bool usable = ::mkdir(dir.c_str(), 0755) == 0 ||
+                  (errno == EEXIST && ::access(dir.c_str(), W_OK | X_OK) == 0);
+    if (usable) {
+        return pkit::proto::k_default_socket;
+    }
+    int error = errno;
+    auto fallback = pkit::proto::runtime_dir_socket();
+    if (!fallback) {
+        return pkit::proto::k_default_socket;  // binding fails later with the reason
+    }
+    note = "cannot use " + dir + " (" + std::strerror(error) + "): control socket " + *fallback +
+           " (under $XDG_RUNTIME_DIR)";
+    return *fallback;
+}
+
 // SPEC §1: --socket, else $PKIT_SOCKET, else pkitd.toml's socket, else the default.
-std::string socket_path(const Options& options, const pkit::config::Tree& tree) {
+std::string socket_path(const Options& options, const pkit::config::Tree& tree,
+                        std::string& note) {
     if (!options.socket.empty()) {
         return options.socket;
     }
@@ -36,10 +63,33 @@ std::string socket_path(const Options& options, const pkit::config::Tree& tree) 
     if (!from_env.empty()) {
         return from_env;
     }
-    return tree.daemon.socket.value_or("/run/pkit/pkitd.sock");
+    if (tree.daemon.socket) {
+        return *tree.daemon.socket;
+    }
+    return default_socket(note);
 }
 
-int run(const Options& options) {
+// What systemd handed pkitd in its environment (SPEC §11 "Under systemd"), taken out
+// of the environment so that no service inherits it: a run gets NOTIFY_SOCKET only
+// when its own [ready] notify asks for one (SPEC §3).
+pkit::shell::SystemdEnvironment take_systemd_environment() {
+    pkit::shell::SystemdEnvironment systemd;
+    systemd.notify_socket = env_or("NOTIFY_SOCKET", "");
+    std::string usec = env_or("WATCHDOG_USEC", "");
+    std::string for_pid = env_or("WATCHDOG_PID", "");
+    char* end = nullptr;
+    unsigned long long value = std::strtoull(usec.c_str(), &end, 10);
+    bool for_us = for_pid.empty() || for_pid == std::to_string(::getpid());
+    if (!usec.empty() && end != nullptr && *end == '\0' && value > 0 && for_us) {
+        systemd.watchdog = std::chrono::microseconds(value);
+    }
+    for (const char* name : {"NOTIFY_SOCKET", "WATCHDOG_USEC", "WATCHDOG_PID"}) {
+        ::unsetenv(name);
+    }
+    return systemd;
+}
+
+int run(const Options& options, pkit::shell::SystemdEnvironment systemd) {
     std::string dir =
         options.config_dir.empty() ? env_or("PKIT_CONFIG", "/etc/pkit") : options.config_dir;
     auto tree = pkit::config::load_tree(dir, pkit::config::default_load_options());
@@ -58,11 +108,12 @@ int run(const Options& options) {
     }
     pkit::shell::DaemonOptions daemon_options;
     daemon_options.config_dir = dir;
-    daemon_options.socket_path = socket_path(options, *tree);
+    daemon_options.socket_path = socket_path(options, *tree, daemon_options.socket_note);
     daemon_options.socket_from_config =
         tree->daemon.socket && daemon_options.socket_path == *tree->daemon.socket;
     daemon_options.log_format =
         options.log_format == "json" ? pkit::shell::LogFormat::json : pkit::shell::LogFormat::text;
+    daemon_options.systemd = std::move(systemd);
 
     uv_loop_t* loop = uv_default_loop();
     int status = 0;
@@ -115,7 +166,8 @@ int main(int argc, char** argv) {
         ->option_text("DIR");
     app.add_option("--socket", options.socket,
                    "control socket (default: $PKIT_SOCKET, else `socket` in pkitd.toml, else "
-                   "/run/pkit/pkitd.sock)")
+                   "/run/pkit/pkitd.sock; $XDG_RUNTIME_DIR/pkit/pkitd.sock for a pkitd that "
+                   "cannot create /run/pkit)")
         ->option_text("PATH");
     app.add_flag("--check", options.check,
                  "load and validate the configuration, print every problem, start nothing");
@@ -133,15 +185,13 @@ int main(int argc, char** argv) {
         int code = app.exit(e);
         return code == 0 ? 0 : 2;
     }
-    // pkitd's own supervisor's sd_notify socket is not the services' business: a run
-    // gets NOTIFY_SOCKET only when its [ready] asks for it (SPEC §3).
-    ::unsetenv("NOTIFY_SOCKET");
+    auto systemd = take_systemd_environment();
     if (options.version) {
-        std::cout << "pkitd " << PKIT_VERSION << '\n';
+        std::cout << pkit::proto::version_line("pkitd") << '\n';
         return 0;
     }
     try {
-        return run(options);
+        return run(options, std::move(systemd));
     } catch (const std::exception& e) {
         std::cerr << "pkitd: fatal: " << e.what() << '\n';
         return 3;

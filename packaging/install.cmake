@@ -10,13 +10,23 @@ include(GNUInstallDirs)
 install(TARGETS pkitd RUNTIME DESTINATION ${CMAKE_INSTALL_SBINDIR} COMPONENT pkit)
 install(TARGETS pkitctl RUNTIME DESTINATION ${CMAKE_INSTALL_BINDIR} COMPONENT pkit)
 
-install(FILES ${PROJECT_SOURCE_DIR}/man/pkitctl.1
-        DESTINATION ${CMAKE_INSTALL_MANDIR}/man1 COMPONENT pkit)
-install(FILES ${PROJECT_SOURCE_DIR}/man/pkit.toml.5
-        DESTINATION ${CMAKE_INSTALL_MANDIR}/man5 COMPONENT pkit)
-# pkitd.8 carries its own copy of man/protocol.inc, so it needs nothing beside it.
-install(FILES ${PROJECT_SOURCE_DIR}/man/pkitd.8
-        DESTINATION ${CMAKE_INSTALL_MANDIR}/man8 COMPONENT pkit)
+# The man pages, compressed as Debian policy and man-db expect (gzip -n: no name or
+# time stamp, so the package is reproducible). pkitd.8 carries its own copy of
+# man/protocol.inc, so it needs nothing beside it.
+find_program(PKIT_GZIP gzip REQUIRED)
+set(_pkit_man_gz)
+foreach(_page pkitd.8 pkitctl.1 pkit.toml.5)
+  string(REGEX REPLACE ".*\\.([0-9])$" "\\1" _section ${_page})
+  add_custom_command(OUTPUT ${PROJECT_BINARY_DIR}/man/${_page}.gz
+      COMMAND ${CMAKE_COMMAND} -E make_directory ${PROJECT_BINARY_DIR}/man
+      COMMAND ${PKIT_GZIP} -9n -c ${PROJECT_SOURCE_DIR}/man/${_page} > ${PROJECT_BINARY_DIR}/man/${_page}.gz
+      DEPENDS ${PROJECT_SOURCE_DIR}/man/${_page}
+      VERBATIM)
+  list(APPEND _pkit_man_gz ${PROJECT_BINARY_DIR}/man/${_page}.gz)
+  install(FILES ${PROJECT_BINARY_DIR}/man/${_page}.gz
+          DESTINATION ${CMAKE_INSTALL_MANDIR}/man${_section} COMPONENT pkit)
+endforeach()
+add_custom_target(pkit_man_pages ALL DEPENDS ${_pkit_man_gz})
 
 # bash-completion loads completions/NAME on demand for the command NAME.
 install(FILES ${PROJECT_SOURCE_DIR}/packaging/completions/pkitctl.bash
@@ -39,3 +49,17 @@ install(FILES ${PROJECT_BINARY_DIR}/packaging/pkitd.service
 # start services nobody asked for).
 install(DIRECTORY ${PROJECT_SOURCE_DIR}/examples/
         DESTINATION ${CMAKE_INSTALL_DOCDIR}/examples COMPONENT pkit)
+
+# The copyright file and a changelog in Debian's format, compressed, beside the
+# examples (Debian policy 12.5 and 12.7).
+configure_file(${PROJECT_SOURCE_DIR}/packaging/deb/changelog.in
+               ${PROJECT_BINARY_DIR}/packaging/changelog @ONLY)
+add_custom_command(OUTPUT ${PROJECT_BINARY_DIR}/packaging/changelog.gz
+    COMMAND ${PKIT_GZIP} -9n -c ${PROJECT_BINARY_DIR}/packaging/changelog
+            > ${PROJECT_BINARY_DIR}/packaging/changelog.gz
+    DEPENDS ${PROJECT_BINARY_DIR}/packaging/changelog
+    VERBATIM)
+add_custom_target(pkit_deb_docs ALL DEPENDS ${PROJECT_BINARY_DIR}/packaging/changelog.gz)
+install(FILES ${PROJECT_SOURCE_DIR}/packaging/deb/copyright
+              ${PROJECT_BINARY_DIR}/packaging/changelog.gz
+        DESTINATION ${CMAKE_INSTALL_DOCDIR} COMPONENT pkit)

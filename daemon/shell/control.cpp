@@ -14,6 +14,7 @@
 #include "daemon/shell/daemon.hpp"
 #include "daemon/shell/event_view.hpp"
 #include "daemon/shell/launcher.hpp"
+#include "proto/version.hpp"
 
 namespace pkit::shell {
 
@@ -189,7 +190,7 @@ void ControlHandlerImpl::on_request(ConnectionId connection, proto::Request requ
     using proto::Command;
     switch (request.cmd) {
         case Command::ping: {
-            proto::PingResult ping{static_cast<int>(::getpid()), PKIT_VERSION,
+            proto::PingResult ping{static_cast<int>(::getpid()), std::string(proto::version()),
                                    proto::k_protocol_version, m_daemon.uptime()};
             reply_ok(connection, request.id, ping);
             return;
@@ -242,7 +243,7 @@ void ControlHandlerImpl::handle_status(ConnectionId connection, const proto::Req
     }
     proto::DaemonStatus daemon;
     daemon.pid = static_cast<int>(::getpid());
-    daemon.version = PKIT_VERSION;
+    daemon.version = std::string(proto::version());
     daemon.uptime = m_daemon.uptime();
     daemon.config_dir = m_daemon.options().config_dir;
     daemon.socket = m_daemon.options().socket_path;

@@ -11,6 +11,7 @@
 #include "daemon/shell/control.hpp"
 #include "daemon/shell/event_view.hpp"
 #include "daemon/shell/launcher.hpp"
+#include "proto/version.hpp"
 
 namespace pkit::shell {
 
@@ -37,6 +38,7 @@ Daemon::Daemon(uv_loop_t* loop, config::Tree tree, DaemonOptions options)
       m_probes(loop,
                [this](std::size_t service, std::uint64_t run, core::ProbePurpose purpose, bool ok,
                       std::string detail) { on_probe_result(service, run, purpose, ok, detail); }),
+      m_systemd(loop, m_options.systemd),
       m_launches(
           loop,
           [this](std::size_t service, std::uint64_t run,
@@ -107,12 +109,17 @@ int Daemon::run() {
         return 3;
     }
     m_control = std::move(*control);
+    if (!m_options.socket_note.empty()) {
+        log("info", m_options.socket_note);
+    }
 
-    log("info", "pkitd " PKIT_VERSION " started (pid " + std::to_string(::getpid()) + ", " +
+    log("info", proto::version_line("pkitd") + " started (pid " + std::to_string(::getpid()) + ", " +
                     std::to_string(m_supervisor.size()) + " services, socket " +
                     m_options.socket_path + ")");
     m_supervisor.start(now());
     pump();
+    // The socket accepts and the autostart services are launched: systemd may go on.
+    m_systemd.ready(status_summary(m_supervisor));
     uv_run(m_loop, UV_RUN_DEFAULT);
 
     m_control.reset();
@@ -141,6 +148,9 @@ void Daemon::pump() {
         m_control->after_pump();
     }
     arm_timer();
+    if (m_systemd.enabled()) {
+        m_systemd.status(status_summary(m_supervisor));
+    }
 }
 
 void Daemon::execute(const core::Action& action) {
@@ -249,6 +259,7 @@ void Daemon::request_shutdown(const std::string& why) {
         return;
     }
     log("info", "shutting down: " + why);
+    m_systemd.stopping();
     // A run still between fork and exec has no pid the core could stop yet.
     resolve_launches();
     m_supervisor.shutdown(now());
@@ -259,6 +270,12 @@ std::expected<core::ReloadOutcome, std::string> Daemon::reload() {
     if (m_supervisor.shutting_down()) {
         return std::unexpected("pkitd is shutting down");
     }
+    m_systemd.reloading();
+    // READY=1 again however the reload ends: an invalid tree changes nothing.
+    struct Reloaded {
+        SystemdNotifier& systemd;
+        ~Reloaded() { systemd.reloaded(); }
+    } reloaded{m_systemd};
     auto tree = config::load_tree(m_options.config_dir, config::default_load_options());
     if (!tree) {
         std::string errors;

@@ -30,6 +30,7 @@
 #include "daemon/shell/pending_launch.hpp"
 #include "daemon/shell/probe_runner.hpp"
 #include "daemon/shell/reaper.hpp"
+#include "daemon/shell/systemd_notifier.hpp"
 #include "daemon/shell/uv_handle.hpp"
 
 namespace pkit::shell {
@@ -41,6 +42,10 @@ struct DaemonOptions {
     std::string socket_path;
     bool socket_from_config = false;  // the path came from pkitd.toml's `socket`
     LogFormat log_format = LogFormat::text;
+    // Why the socket is not the default one (an unprivileged pkitd), for the log; or empty.
+    std::string socket_note;
+    // NOTIFY_SOCKET and WATCHDOG_USEC of pkitd's own unit (SPEC §11 "Under systemd").
+    SystemdEnvironment systemd;
 };
 
 class ControlHandlerImpl;
@@ -160,6 +165,7 @@ private:
     std::vector<std::unique_ptr<UvHandle<uv_signal_t>>> m_signals;
     std::unique_ptr<ControlHandlerImpl> m_control;
     ProbeRunner m_probes;
+    SystemdNotifier m_systemd;
     PendingLaunches m_launches;
     // See pump_soon().
     NextTurn m_pump_soon;

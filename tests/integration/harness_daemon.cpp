@@ -39,9 +39,13 @@ Daemon::Daemon(const TempDir& dir, DaemonOptions options)
       m_wrapped(!options.wrapper.empty()) {
     std::vector<std::string> argv = options.wrapper;
     const std::string config = options.config_dir.empty() ? dir.str() : options.config_dir;
-    argv.insert(argv.end(), {PKITD_BIN, "--config", config, "--socket", m_socket});
+    argv.insert(argv.end(), {PKITD_BIN, "--config", config});
+    if (!options.omit_socket_arg) {
+        argv.insert(argv.end(), {"--socket", m_socket});
+    }
     argv.insert(argv.end(), options.extra_args.begin(), options.extra_args.end());
-    std::vector<std::string> env = child_environment({"PKIT_ITEST_MARKER=" + m_marker});
+    options.env.push_back("PKIT_ITEST_MARKER=" + m_marker);
+    std::vector<std::string> env = child_environment(options.env);
     auto c_argv = c_strings(argv);
     auto c_env = c_strings(env);
 

@@ -35,6 +35,11 @@ struct DaemonOptions {
     // Starts pkitd with fds 0, 1 and 2 closed (`pkitd <&- >&- 2>&-`): log() and out()
     // then stay empty.
     bool closed_stdio = false;
+    // Extra KEY=VALUE entries for pkitd's environment (NOTIFY_SOCKET, XDG_RUNTIME_DIR).
+    std::vector<std::string> env;
+    // Start pkitd without --socket (it picks its default); `socket` above must then
+    // say where that is, for the harness to reach it.
+    bool omit_socket_arg = false;
 };
 
 class Daemon {

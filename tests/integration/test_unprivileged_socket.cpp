@@ -1,0 +1,65 @@
+// Running without root (SPEC §1, §10): a pkitd that cannot create /run/pkit and was
+// given no socket puts it at $XDG_RUNTIME_DIR/pkit/pkitd.sock, says so in its log,
+// and pkitctl, given no socket either, finds it there.
+
+#include <sys/stat.h>
+#include <unistd.h>
+
+#include "tests/integration/harness.hpp"
+
+using namespace pkit::itest;
+
+namespace {
+
+constexpr uid_t k_nobody = 65534;
+
+std::vector<std::string> as_nobody() {
+    return {"setpriv", "--reuid=65534", "--regid=65534", "--clear-groups"};
+}
+
+}  // namespace
+
+TEST_CASE("an unprivileged pkitd without --socket serves under $XDG_RUNTIME_DIR") {
+    if (!is_root() || !have_program("setpriv")) {
+        MESSAGE("skipped: needs root and setpriv to run pkitd as uid 65534");
+        return;
+    }
+    // /run/pkit is root's (created here when missing) and uid 65534 may not write
+    // there, which is the point.
+    struct stat info {};
+    ::mkdir("/run/pkit", 0755);
+    if (::stat("/run/pkit/pkitd.sock", &info) == 0) {
+        MESSAGE("skipped: a system pkitd's socket exists at /run/pkit/pkitd.sock, and pkitctl "
+                "rightly prefers it");
+        return;
+    }
+    TempDir dir;
+    // uid 65534 reads the tree and owns its runtime directory.
+    ::chmod(dir.str().c_str(), 0755);
+    ::chmod((dir.path() / "services").c_str(), 0755);
+    const std::string runtime = dir.file("xdg");
+    ::mkdir(runtime.c_str(), 0700);
+    REQUIRE(::chown(runtime.c_str(), k_nobody, k_nobody) == 0);
+    dir.service("web", sh_command("exec sleep 1000"));
+    const std::string expected = runtime + "/pkit/pkitd.sock";
+
+    Daemon daemon(dir, {.wrapper = as_nobody(),
+                        .socket = expected,
+                        .env = {"XDG_RUNTIME_DIR=" + runtime},
+                        .omit_socket_arg = true});
+    daemon.wait_ready();
+    CHECK_MESSAGE(daemon.log().find(expected) != std::string::npos, daemon.log());
+    CHECK_MESSAGE(daemon.log().find("/run/pkit") != std::string::npos, daemon.log());
+
+    std::vector<std::string> ctl = as_nobody();
+    ctl.insert(ctl.end(), {PKITCTL_BIN, "status", "web"});
+    auto deadline = Clock::now() + 10s;
+    CommandResult result;
+    do {
+        result = run_command(ctl, 10s, {"XDG_RUNTIME_DIR=" + runtime});
+    } while (result.status != 0 && Clock::now() < deadline);
+    CHECK_MESSAGE(result.status == 0, result.all());
+    CHECK_MESSAGE(result.out.find("web") != std::string::npos, result.out);
+    CHECK_MESSAGE(result.out.find("running") != std::string::npos, result.out);
+    CHECK(daemon.stop() == 0);
+}
