@@ -6,14 +6,23 @@
 // DIR/services directory is a tree with no services (a daemon can be started
 // before its services are installed). Entries of services/ are taken in byte order
 // of their names; those not ending in ".toml" are skipped.
+//
+// Only regular files of at most k_max_file_bytes are read: a FIFO, a device, a
+// directory named x.toml or a bigger file is an error at FILE:1:1, found by fstat()
+// on a descriptor opened without blocking, before anything is read. Any failure to
+// read DIR or DIR/services other than a missing services directory (a symlink loop,
+// not a directory, no permission) is an error naming the directory and the reason.
 
+#include <dirent.h>
 #include <fcntl.h>
 #include <sys/stat.h>
 #include <unistd.h>
 
 #include <algorithm>
 #include <cerrno>
+#include <cstdint>
 #include <cstring>
+#include <unordered_map>
 
 #include "config/load_steps.hpp"
 
@@ -47,36 +56,93 @@ namespace {
 using namespace detail;
 namespace fs = std::filesystem;
 
-std::optional<std::string> read_whole(const fs::path& path, std::string& error) {
-    int fd = ::open(path.c_str(), O_RDONLY | O_CLOEXEC);
-    if (fd < 0) {
-        error = std::strerror(errno);
+// errno as text. strerror() may share a buffer between threads; the loader runs on
+// a worker thread during a reload.
+std::string errno_text(int error) {
+    char buffer[256];
+    return ::strerror_r(error, buffer, sizeof buffer);  // GNU: returns the text
+}
+
+// What a file that is not a regular file is, for the error message.
+std::string_view kind_of(mode_t mode) {
+    if (S_ISDIR(mode)) {
+        return "a directory";
+    }
+    if (S_ISFIFO(mode)) {
+        return "a FIFO";
+    }
+    if (S_ISCHR(mode)) {
+        return "a character device";
+    }
+    if (S_ISBLK(mode)) {
+        return "a block device";
+    }
+    if (S_ISSOCK(mode)) {
+        return "a socket";
+    }
+    return "an unknown kind of file";
+}
+
+// Closes a descriptor when it goes out of scope.
+struct Fd {
+    int fd = -1;
+    explicit Fd(int f) : fd(f) {}
+    ~Fd() {
+        if (fd >= 0) {
+            ::close(fd);
+        }
+    }
+    Fd(const Fd&) = delete;
+    Fd& operator=(const Fd&) = delete;
+};
+
+// Reads `name` under the directory `at`: only a regular file, only up to
+// k_max_file_bytes. The open never blocks (O_NONBLOCK: a FIFO with no writer, a
+// terminal), and nothing is read before fstat() has said it is a regular file.
+std::optional<std::string> read_whole(int at, const std::string& name, std::string& error) {
+    Fd file(::openat(at, name.c_str(), O_RDONLY | O_NONBLOCK | O_CLOEXEC | O_NOCTTY));
+    if (file.fd < 0) {
+        error = cat("cannot read the file: ", errno_text(errno));
         return std::nullopt;
     }
     struct stat info {};
-    if (::fstat(fd, &info) == 0 && S_ISDIR(info.st_mode)) {
-        ::close(fd);
-        error = std::strerror(EISDIR);
+    if (::fstat(file.fd, &info) != 0) {
+        error = cat("cannot read the file: ", errno_text(errno));
+        return std::nullopt;
+    }
+    if (!S_ISREG(info.st_mode)) {
+        error = cat("not a regular file (", kind_of(info.st_mode),
+                    "): only regular files are read");
+        return std::nullopt;
+    }
+    auto too_big = [&](std::uint64_t size) {
+        return cat("the file is ", std::to_string(size), " bytes, over the limit of ",
+                   std::to_string(k_max_file_bytes), " bytes (1 MiB)");
+    };
+    if (static_cast<std::uint64_t>(info.st_size) > k_max_file_bytes) {
+        error = too_big(static_cast<std::uint64_t>(info.st_size));
         return std::nullopt;
     }
     std::string content;
     char buffer[65536];
     for (;;) {
-        ssize_t n = ::read(fd, buffer, sizeof buffer);
+        ssize_t n = ::read(file.fd, buffer, sizeof buffer);
         if (n < 0 && errno == EINTR) {
             continue;
         }
         if (n < 0) {
-            error = std::strerror(errno);
-            ::close(fd);
+            error = cat("cannot read the file: ", errno_text(errno));
             return std::nullopt;
         }
         if (n == 0) {
             break;
         }
         content.append(buffer, static_cast<std::size_t>(n));
+        if (content.size() > k_max_file_bytes) {  // it grew after fstat()
+            error = too_big(content.size());
+            return std::nullopt;
+        }
     }
-    ::close(fd);
     return content;
 }
 
@@ -91,38 +157,63 @@ std::string syntax_message(std::string_view description) {
     return cat("invalid TOML: ", description);
 }
 
-std::optional<toml::table> parse_file(const Diags& d, const fs::path& path) {
+std::optional<toml::table> parse_file(const Diags& d, int at, const std::string& name) {
     std::string error;
-    auto content = read_whole(path, error);
+    auto content = read_whole(at, name, error);
     if (!content) {
-        d.error(Pos{}, cat("cannot read the file: ", error));
+        d.error(Pos{}, error);
         return std::nullopt;
     }
     return parse_text(d, *content);
 }
 
-std::vector<fs::path> service_files(const fs::path& dir, std::vector<Diagnostic>& out) {
-    fs::path services = dir / "services";
-    std::error_code ec;
-    auto status = fs::status(services, ec);
-    if (fs::is_directory(status)) {
-        fs::directory_iterator it(services, ec);
-        std::vector<fs::path> files;
-        for (; !ec && it != fs::directory_iterator(); it.increment(ec)) {
-            if (it->path().filename().string().ends_with(".toml")) {
-                files.push_back(it->path().filename());
-            }
-        }
-        std::ranges::sort(files);
-        if (!ec) {
-            return files;
-        }
-    } else if (!fs::exists(status)) {
-        return {};
+// The names of DIR/services/*.toml in byte order, with `services` opened into
+// `services_fd`. A missing services directory (or a dangling link to one) is no
+// services; any other failure (a symlink loop, not a directory, no permission, a read
+// error) is an error at DIR/services:1:1.
+std::vector<std::string> service_files(int dir_fd, const fs::path& dir, Fd& services_fd,
+                                       std::vector<Diagnostic>& out) {
+    std::string where = (dir / "services").string();
+    auto fail = [&](int error) {
+        Diags(where, out).error(Pos{},
+                                cat("cannot read the services directory: ", errno_text(error)));
+        return std::vector<std::string>{};
+    };
+    services_fd.fd = ::openat(dir_fd, "services", O_RDONLY | O_DIRECTORY | O_CLOEXEC);
+    if (services_fd.fd < 0) {
+        return errno == ENOENT ? std::vector<std::string>{} : fail(errno);
     }
-    std::string why = ec ? ec.message() : std::strerror(ENOTDIR);
-    Diags(services.string(), out).error(Pos{}, cat("cannot read the services directory: ", why));
-    return {};
+    // fdopendir() takes the descriptor it is given; the listing gets a copy of its own.
+    int listing_fd = ::dup(services_fd.fd);
+    if (listing_fd < 0) {
+        return fail(errno);
+    }
+    DIR* listing = ::fdopendir(listing_fd);
+    if (listing == nullptr) {
+        int error = errno;
+        ::close(listing_fd);
+        return fail(error);
+    }
+    std::vector<std::string> files;
+    int error = 0;
+    for (;;) {
+        errno = 0;
+        const dirent* entry = ::readdir(listing);
+        if (entry == nullptr) {
+            error = errno;
+            break;
+        }
+        std::string_view name = entry->d_name;
+        if (name.ends_with(".toml")) {
+            files.emplace_back(name);
+        }
+    }
+    ::closedir(listing);
+    if (error != 0) {
+        return fail(error);
+    }
+    std::ranges::sort(files);
+    return files;
 }
 
 }  // namespace
@@ -137,9 +228,14 @@ std::string bad_name_message(std::string_view file_name) {
 
 // Diagnostics in the order the files were read, then by position.
 void sort_diagnostics(std::vector<Diagnostic>& diags, const std::vector<std::string>& files) {
+    std::unordered_map<std::string_view, std::size_t> ranks;
+    for (std::size_t i = 0; i < files.size(); ++i) {
+        ranks.emplace(files[i], i);
+    }
     auto rank = [&](const Diagnostic& diag) {
-        auto it = std::ranges::find(files, diag.file);
-        return it - files.begin();  // files.size() (last) for the directories themselves
+        auto it = ranks.find(diag.file);
+        // files.size() (last) for the directories themselves
+        return it == ranks.end() ? files.size() : it->second;
     };
     std::ranges::stable_sort(diags, [&](const Diagnostic& a, const Diagnostic& b) {
         auto ra = rank(a);
@@ -152,11 +248,11 @@ void sort_diagnostics(std::vector<Diagnostic>& diags, const std::vector<std::str
 }
 
 LoadResult load(const fs::path& dir, const LoadOptions& options, std::vector<Diagnostic>& diags) {
-    std::error_code ec;
-    if (!fs::is_directory(dir, ec)) {
-        std::string why = fs::exists(dir, ec) ? std::strerror(ENOTDIR) : std::strerror(ENOENT);
+    // O_PATH: only search permission is needed on DIR, as for any path under it.
+    Fd dir_fd(::open(dir.c_str(), O_PATH | O_DIRECTORY | O_CLOEXEC));
+    if (dir_fd.fd < 0) {
         diags.push_back(
-            {dir.string(), 1, 1, cat("cannot read the configuration directory: ", why)});
+            {dir.string(), 1, 1, cat("cannot read the configuration directory: ", errno_text(errno))});
         return std::unexpected(std::move(diags));
     }
     std::vector<std::string> files;
@@ -164,27 +260,33 @@ LoadResult load(const fs::path& dir, const LoadOptions& options, std::vector<Dia
     DaemonDraft daemon;
     daemon.file = (dir / "pkitd.toml").string();
     files.push_back(daemon.file);
-    if (fs::exists(fs::symlink_status(dir / "pkitd.toml", ec))) {
+    struct stat link_info {};
+    if (::fstatat(dir_fd.fd, "pkitd.toml", &link_info, AT_SYMLINK_NOFOLLOW) == 0) {
         Diags d(daemon.file, diags);
-        if (auto root = parse_file(d, dir / "pkitd.toml")) {
+        if (auto root = parse_file(d, dir_fd.fd, "pkitd.toml")) {
             daemon = parse_daemon(d, *root);
         }
+    } else if (errno != ENOENT) {  // EACCES on DIR, say: not "no pkitd.toml"
+        diags.push_back({dir.string(), 1, 1,
+                         cat("cannot read the configuration directory: ", errno_text(errno))});
+        return std::unexpected(std::move(diags));
     }
 
     std::vector<ServiceDraft> services;
     std::vector<std::string> known;
-    for (const fs::path& file_name : service_files(dir, diags)) {
+    Fd services_fd(-1);
+    for (const std::string& file_name : service_files(dir_fd.fd, dir, services_fd, diags)) {
         std::string file = (dir / "services" / file_name).string();
         files.push_back(file);
-        std::string name = file_name.stem().string();
+        std::string name = file_name.substr(0, file_name.size() - std::string_view(".toml").size());
         Diags d(file, diags);
         bool name_ok = valid_name(name);
         if (!name_ok) {
-            d.error(Pos{}, bad_name_message(file_name.string()));
+            d.error(Pos{}, bad_name_message(file_name));
         } else {
             known.push_back(name);
         }
-        auto root = parse_file(d, dir / "services" / file_name);
+        auto root = parse_file(d, services_fd.fd, file_name);
         if (!root) {
             continue;
         }
@@ -202,6 +304,7 @@ LoadResult load(const fs::path& dir, const LoadOptions& options, std::vector<Dia
         return std::unexpected(std::move(diags));
     }
     Tree tree{.dir = dir.string(), .daemon = std::move(daemon.spec)};
+    tree.services.reserve(services.size());
     for (ServiceDraft& draft : services) {
         tree.services.push_back(std::move(draft.spec));
     }

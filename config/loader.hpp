@@ -2,7 +2,13 @@
 // Loads and validates a configuration tree: DIR/pkitd.toml (optional) and every
 // DIR/services/*.toml in name order. Every problem is reported, positioned, in one
 // pass; nothing is returned unless the whole tree is valid.
+//
+// Reading is bounded: only regular files, each at most k_max_file_bytes, and no
+// open or read can block (see loader.cpp). Loading is linear in the number of
+// services and `after`/member edges. load_tree() is thread-safe (it shares no mutable
+// state), so pkitd runs it on a worker thread during a reload.
 
+#include <cstddef>
 #include <expected>
 #include <filesystem>
 #include <string>
@@ -29,6 +35,9 @@ struct LoadOptions {
     unsigned uid = 0;  // pkitd's own uid, to tell "another user" apart
     unsigned gid = 0;  // pkitd's own gid: without root, setgid() can only keep it
 };
+
+// The largest configuration file read (1 MiB); a bigger one is an error.
+inline constexpr std::size_t k_max_file_bytes = 1024 * 1024;
 
 using LoadResult = std::expected<Tree, std::vector<Diagnostic>>;
 

@@ -2,6 +2,8 @@
 // definition. Replacements and removals wait for the old run to end (settle_reload).
 
 #include <algorithm>
+#include <string_view>
+#include <unordered_map>
 #include <unordered_set>
 
 #include "daemon/core/supervisor.hpp"
@@ -10,14 +12,23 @@ namespace pkit::core {
 
 namespace {
 
-const config::GroupSpec* group_containing(const config::DaemonSpec& daemon,
-                                          const std::string& service) {
+// Each member's group, so that comparing a reload's every service stays linear.
+std::unordered_map<std::string_view, const config::GroupSpec*> groups_by_member(
+    const config::DaemonSpec& daemon) {
+    std::unordered_map<std::string_view, const config::GroupSpec*> of;
     for (const config::GroupSpec& group : daemon.groups) {
-        if (std::find(group.members.begin(), group.members.end(), service) != group.members.end()) {
-            return &group;
+        for (const std::string& member : group.members) {
+            of.emplace(member, &group);  // the first group, as a search would find
         }
     }
-    return nullptr;
+    return of;
+}
+
+const config::GroupSpec* group_containing(
+    const std::unordered_map<std::string_view, const config::GroupSpec*>& of,
+    const std::string& service) {
+    auto it = of.find(service);
+    return it == of.end() ? nullptr : it->second;
 }
 
 bool same_group(const config::GroupSpec* a, const config::GroupSpec* b) {
@@ -33,6 +44,8 @@ ReloadOutcome Supervisor::reload(config::Tree tree, Now now) {
     ReloadOutcome outcome;
     config::DaemonSpec old_daemon = std::move(m_daemon);
     m_daemon = std::move(tree.daemon);
+    auto old_groups = groups_by_member(old_daemon);
+    auto new_groups = groups_by_member(m_daemon);
     std::unordered_set<std::string> names;
     std::vector<std::size_t> added;
     for (config::ServiceSpec& spec : tree.services) {
@@ -47,8 +60,8 @@ ReloadOutcome Supervisor::reload(config::Tree tree, Now now) {
             continue;
         }
         const Service& s = *m_services[*existing];
-        bool group_changed = !same_group(group_containing(old_daemon, spec.name),
-                                         group_containing(m_daemon, spec.name));
+        bool group_changed = !same_group(group_containing(old_groups, spec.name),
+                                         group_containing(new_groups, spec.name));
         if (s.spec() == spec && !group_changed) {
             ++outcome.unchanged;
             continue;

@@ -110,18 +110,19 @@ void Supervisor::build_graph() {
     m_dependencies.assign(n, {});
     m_dependents.assign(n, {});
     auto add_edge = [&](std::size_t before, std::size_t after) {
-        auto& deps = m_dependencies[after];
-        if (before != after && std::find(deps.begin(), deps.end(), before) == deps.end()) {
-            deps.push_back(before);
-            m_dependents[before].push_back(after);
-        }
+        m_dependencies[after].push_back(before);
+        m_dependents[before].push_back(after);
     };
+    // Linear in edges: a service's `after` targets are deduplicated by marking each
+    // with the service; a member has one member-order edge, checked against its list.
+    std::vector<std::size_t> added_for(n, n);
     for (std::size_t i = 0; i < n; ++i) {
         if (m_retired[i]) {
             continue;
         }
         for (const std::string& name : m_services[i]->spec().after) {
-            if (auto dep = find(name)) {
+            if (auto dep = find(name); dep && *dep != i && added_for[*dep] != i) {
+                added_for[*dep] = i;
                 add_edge(*dep, i);
             }
         }
@@ -129,7 +130,12 @@ void Supervisor::build_graph() {
     // A group's members start in order: each after the one before it.
     for (const Group& group : m_groups) {
         for (std::size_t k = 1; k < group.members.size(); ++k) {
-            add_edge(group.members[k - 1], group.members[k]);
+            std::size_t before = group.members[k - 1];
+            std::size_t after = group.members[k];
+            const auto& deps = m_dependencies[after];
+            if (before != after && std::find(deps.begin(), deps.end(), before) == deps.end()) {
+                add_edge(before, after);
+            }
         }
     }
     m_order.clear();

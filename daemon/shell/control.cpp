@@ -414,22 +414,25 @@ void ControlHandlerImpl::handle_explain(ConnectionId connection, const proto::Re
     reply_ok(connection, request.id, result);
 }
 
+// Answered when the reload has been read (on a worker thread) and applied; until
+// then the loop serves other connections, and this one's next request waits.
 void ControlHandlerImpl::handle_reload(ConnectionId connection, const proto::Request& request) {
-    auto outcome = m_daemon.reload();
-    if (!outcome) {
-        reply_error(connection, request.id, proto::ErrorCode::invalid_config, outcome.error());
-        return;
-    }
-    proto::ReloadResult result;
-    result.added = outcome->added;
-    result.removed = outcome->removed;
-    result.changed = outcome->changed;
-    result.unchanged = outcome->unchanged;
-    reply_ok(connection, request.id, result);
+    m_daemon.reload([this, connection, id = request.id](const Daemon::ReloadResult& outcome) {
+        if (!outcome) {
+            reply_error(connection, id, proto::ErrorCode::invalid_config, outcome.error());
+            return;
+        }
+        proto::ReloadResult result;
+        result.added = outcome->added;
+        result.removed = outcome->removed;
+        result.changed = outcome->changed;
+        result.unchanged = outcome->unchanged;
+        reply_ok(connection, id, result);
+    });
 }
 
 void ControlHandlerImpl::reload_from_signal() {
-    (void)m_daemon.reload();
+    m_daemon.reload([](const Daemon::ReloadResult&) {});  // answered in the log only
 }
 
 void ControlHandlerImpl::publish(const core::Event& event) {

@@ -266,43 +266,6 @@ void Daemon::request_shutdown(const std::string& why) {
     pump();
 }
 
-std::expected<core::ReloadOutcome, std::string> Daemon::reload() {
-    if (m_supervisor.shutting_down()) {
-        return std::unexpected("pkitd is shutting down");
-    }
-    m_systemd.reloading();
-    // READY=1 again however the reload ends: an invalid tree changes nothing.
-    struct Reloaded {
-        SystemdNotifier& systemd;
-        ~Reloaded() { systemd.reloaded(); }
-    } reloaded{m_systemd};
-    auto tree = config::load_tree(m_options.config_dir, config::default_load_options());
-    if (!tree) {
-        std::string errors;
-        for (const config::Diagnostic& d : tree.error()) {
-            errors += (errors.empty() ? "" : "\n") + d.to_string();
-        }
-        log("error", "reload: invalid configuration, nothing changed:\n" + errors);
-        return std::unexpected(errors);
-    }
-    if (tree->daemon.socket && *tree->daemon.socket != m_options.socket_path &&
-        m_options.socket_from_config) {
-        log("warning", "reload: a changed socket is ignored until pkitd restarts");
-    }
-    // A replaced or removed service may be launching: the core can stop only a run
-    // whose pid it knows.
-    resolve_launches();
-    core::ReloadOutcome outcome = m_supervisor.reload(std::move(*tree), now());
-    if (m_control) {
-        m_control->apply_access();
-    }
-    // Added services got new slots: the shell's per-service state grows with them.
-    m_notify.resize(m_supervisor.size());
-    m_pipes.resize(m_supervisor.size());
-    pump();
-    return outcome;
-}
-
 void Daemon::finish(int status) {
     if (!m_exit_status) {
         m_exit_status = status;

@@ -16,14 +16,17 @@
 
 #include <cstdint>
 #include <expected>
+#include <functional>
 #include <memory>
 #include <optional>
 #include <random>
 #include <string>
 #include <vector>
 
+#include "config/loader.hpp"
 #include "config/model.hpp"
 #include "daemon/core/supervisor.hpp"
+#include "daemon/shell/background_load.hpp"
 #include "daemon/shell/line_reader.hpp"
 #include "daemon/shell/notify_socket.hpp"
 #include "daemon/shell/output_writer.hpp"
@@ -78,9 +81,17 @@ public:
 //     (a batch of exits a turn; their spawns at the next) │
     void pump_soon();
     void request_shutdown(const std::string& why);
-    // Re-reads and validates the whole configuration tree (SPEC §8). Invalid: nothing
-    // changes and the error holds every positioned problem, one a line. Logged either way.
-    std::expected<core::ReloadOutcome, std::string> reload();
+    // Re-reads and validates the whole configuration tree (SPEC §8): the files are read
+    // and checked on a libuv worker thread (BackgroundLoad), then the valid tree is
+    // applied on the loop in one go and `done` gets the outcome. Invalid: nothing
+    // changes and the error holds every positioned problem, one a line. Logged either
+    // way. Reloads asked for while a read is under way are coalesced: they share one
+    // more read, started once the current one is applied, so each sees the files as
+    // they were when it was asked. `done` is called from the loop, immediately when
+    // pkitd is shutting down, and never after the Daemon is gone.
+    using ReloadResult = std::expected<core::ReloadOutcome, std::string>;
+    using ReloadDone = std::function<void(const ReloadResult&)>;
+    void reload(ReloadDone done);
     // pkitd's own log: one line on stderr, text or JSON.
     void log(std::string_view level, const std::string& message);
     const DaemonOptions& options() const { return m_options; }
@@ -151,6 +162,10 @@ private:
     std::vector<std::unique_ptr<RunPipes>>& pipes_of(std::size_t service);
     void kill_everything();
     void finish(int status);
+    // The reload steps (daemon_reload.cpp): a read for `waiting`, and its result applied.
+    void start_reload(std::vector<ReloadDone> waiting);
+    void finish_reload(config::LoadResult tree, const std::vector<ReloadDone>& waiting);
+    ReloadResult apply_reload(config::LoadResult tree);
 
     uv_loop_t* m_loop;
     DaemonOptions m_options;
@@ -187,6 +202,10 @@ private:
     bool m_in_timer = false;
     std::optional<int> m_exit_status;
     int m_exit_signal = 0;
+    // Reloads asked for while m_loading reads: served by the next read.
+    std::vector<ReloadDone> m_reload_next;
+    // The reload's read in the background; last, so that it is detached first.
+    BackgroundLoad m_loading{m_loop};
 };
 
 }  // namespace pkit::shell

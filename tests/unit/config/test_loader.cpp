@@ -115,7 +115,8 @@ TEST_CASE("TOML syntax errors and unreadable files are positioned diagnostics") 
               "redefine existing array 'command'",
               "services/c.toml:1:13: error: invalid TOML while parsing string: unknown escape "
               "sequence '\\q'",
-              "services/d.toml:1:1: error: cannot read the file: Is a directory",
+              "services/d.toml:1:1: error: not a regular file (a directory): only regular "
+              "files are read",
           });
 }
 

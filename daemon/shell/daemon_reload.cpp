@@ -1,0 +1,113 @@
+// Daemon::reload() (SPEC §8): the tree is read and validated on a worker thread by
+// BackgroundLoad; the loop only applies the result.
+//
+//   reload(done) ──idle──▶ start_reload ──uv_queue_work──▶ load_tree (worker thread)
+//                └─busy──▶ m_reload_next                          │
+//   finish_reload ◀──after-work, on the loop──────────────────────┘
+//     apply_reload: log, resolve launches, Supervisor::reload, access, pump
+//     each waiting `done`; then one read for m_reload_next, if any
+
+#include <exception>
+
+#include "daemon/shell/control.hpp"
+#include "daemon/shell/daemon.hpp"
+
+namespace pkit::shell {
+
+namespace {
+
+// Calls every `done`; a throwing one must not keep the others from their answer.
+void answer(const std::vector<Daemon::ReloadDone>& waiting, const Daemon::ReloadResult& result) {
+    for (const Daemon::ReloadDone& done : waiting) {
+        try {
+            done(result);
+        } catch (const std::exception&) {
+            // The reply is lost; pkitd carries on.
+        }
+    }
+}
+
+}  // namespace
+
+void Daemon::reload(ReloadDone done) {
+    if (m_supervisor.shutting_down()) {
+        answer({std::move(done)}, std::unexpected("pkitd is shutting down"));
+        return;
+    }
+    if (m_loading.busy()) {
+        m_reload_next.push_back(std::move(done));
+        return;
+    }
+    start_reload({std::move(done)});
+}
+
+void Daemon::start_reload(std::vector<ReloadDone> waiting) {
+    // systemd hears RELOADING=1 when a read starts and READY=1 once it is applied,
+    // whatever its outcome: an invalid tree changes nothing.
+    m_systemd.reloading();
+    // Copies of what the worker needs: the loop's state is never shared with it.
+    auto started = m_loading.start(
+        m_options.config_dir, config::default_load_options(),
+        [this, waiting](config::LoadResult tree) { finish_reload(std::move(tree), waiting); });
+    if (!started) {
+        std::string why = "cannot start reading the configuration: " + started.error();
+        log("error", "reload: " + why);
+        m_systemd.reloaded();
+        answer(waiting, std::unexpected(why));
+    }
+}
+
+void Daemon::finish_reload(config::LoadResult tree, const std::vector<ReloadDone>& waiting) {
+    ReloadResult result;
+    try {
+        result = apply_reload(std::move(tree));
+    } catch (const std::exception& e) {
+        // Only resource exhaustion; the reply says so rather than leaving it unanswered.
+        result = std::unexpected(std::string("reload failed: ") + e.what());
+        log("error", "reload: " + result.error());
+    }
+    m_systemd.reloaded();
+    answer(waiting, result);
+    if (m_reload_next.empty()) {
+        return;
+    }
+    std::vector<ReloadDone> next;
+    next.swap(m_reload_next);
+    if (m_supervisor.shutting_down()) {
+        answer(next, std::unexpected("pkitd is shutting down"));
+    } else {
+        start_reload(std::move(next));
+    }
+}
+
+Daemon::ReloadResult Daemon::apply_reload(config::LoadResult tree) {
+    if (m_supervisor.shutting_down()) {
+        return std::unexpected("pkitd is shutting down");
+    }
+    if (!tree) {
+        std::string errors;
+        for (const config::Diagnostic& d : tree.error()) {
+            errors += (errors.empty() ? "" : "\n") + d.to_string();
+        }
+        log("error", "reload: invalid configuration, nothing changed:\n" + errors);
+        return std::unexpected(errors);
+    }
+    if (tree->daemon.socket && *tree->daemon.socket != m_options.socket_path &&
+        m_options.socket_from_config) {
+        log("warning", "reload: a changed socket is ignored until pkitd restarts");
+    }
+    // A replaced or removed service may be launching: the core can stop only a run
+    // whose pid it knows.
+    resolve_launches();
+    core::ReloadOutcome outcome = m_supervisor.reload(std::move(*tree), now());
+    if (m_control) {
+        m_control->apply_access();
+    }
+    // Added services got new slots: the shell's per-service state grows with them.
+    m_notify.resize(m_supervisor.size());
+    m_pipes.resize(m_supervisor.size());
+    pump();
+    return outcome;
+}
+
+}  // namespace pkit::shell
