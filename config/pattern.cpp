@@ -2,6 +2,10 @@
 
 #include <re2/re2.h>
 
+#include <cstdint>
+#include <memory>
+#include <string>
+
 namespace pkit::config {
 
 namespace {

@@ -89,8 +89,7 @@ void match_one(const config::Predicate& pred, std::string_view line,
 
 }  // namespace
 
-void match_output_line(const config::ServiceSpec& spec, std::string_view line,
-                       OutputMatches& out) {
+void match_output_line(const config::ServiceSpec& spec, std::string_view line, OutputMatches& out) {
     match_one(spec.stop_when, line, out.stop_when);
     match_one(spec.give_up_when, line, out.give_up_when);
 }
@@ -180,8 +179,8 @@ Decision decide(const config::ServiceSpec& spec, const RunResult& run, PolicySta
     }
     // 3. give_up_when, only for a crash that would be restarted.
     if (crash) {
-        if (auto why = match_predicate(spec.give_up_when, run, run.output.give_up_when,
-                                       "give_up_when")) {
+        if (auto why =
+                match_predicate(spec.give_up_when, run, run.output.give_up_when, "give_up_when")) {
             return end(StopReason::gave_up, "gave up: " + *why);
         }
     }

@@ -56,8 +56,7 @@ struct OutputMatches {
 // Searches one output line of a run with the patterns of `spec`'s stop_when and
 // give_up_when, each once, in time linear in the line's length; a match is noted in
 // `out`, replacing an older line.
-void match_output_line(const config::ServiceSpec& spec, std::string_view line,
-                       OutputMatches& out);
+void match_output_line(const config::ServiceSpec& spec, std::string_view line, OutputMatches& out);
 
 // What is known of a completed run when the gates are checked.
 struct RunResult {

@@ -48,7 +48,7 @@ TEST_CASE("output patterns take RE2 syntax and search anywhere in one line") {
         {"(?P<code>E\\d+)", "error E42", true},
         {"error", "\xff\xfe error \xff", true},  // bytes that are not UTF-8 are searched
         {"a.c", "aéc", true},                    // `.` is one UTF-8 character
-        {"a.c", "a\xff" "c", false},              // not a stray byte
+        {"a.c", "a\377c", false},                // not a stray byte
     };
     for (const Row& row : rows) {
         CAPTURE(std::string(row.pattern));
@@ -139,8 +139,8 @@ TEST_CASE("bad output_matches values are positioned at the value") {
 }
 
 TEST_CASE("a valid output_matches lands in the spec as its source") {
-    ServiceSpec spec = service_spec(
-        "command = [\"x\"]\n[stop_when]\noutput_matches = '(?i)^ready\\b'\n");
+    ServiceSpec spec =
+        service_spec("command = [\"x\"]\n[stop_when]\noutput_matches = '(?i)^ready\\b'\n");
     REQUIRE(spec.stop_when.output_matches.has_value());
     CHECK(spec.stop_when.output_matches->source() == "(?i)^ready\\b");
     CHECK(spec.stop_when.output_matches->search("READY to serve"));
