@@ -14,6 +14,8 @@
 #include <string>
 #include <vector>
 
+#include "config/pattern.hpp"
+
 namespace pkit::config {
 
 using Duration = std::chrono::nanoseconds;
@@ -62,9 +64,9 @@ struct StormSpec {
 struct Predicate {
     std::vector<int> exit_codes;
     std::vector<int> signals;
-    std::optional<std::string> output_matches;  // ECMAScript regex source, validated
-    std::vector<LaunchError> launch_errors;     // give_up_when only
-    bool any_launch_error = false;              // give_up_when only: "any"
+    std::optional<Pattern> output_matches;   // searched in each line of the run's output
+    std::vector<LaunchError> launch_errors;  // give_up_when only
+    bool any_launch_error = false;           // give_up_when only: "any"
     bool empty() const {
         return exit_codes.empty() && signals.empty() && !output_matches && launch_errors.empty() &&
                !any_launch_error;

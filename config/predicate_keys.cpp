@@ -1,8 +1,7 @@
-// [stop_when] and [give_up_when]: exit codes, signals, an output regex and, for
+// [stop_when] and [give_up_when]: exit codes, signals, an output pattern (RE2) and, for
 // give_up_when only, launch error names.
 
 #include <array>
-#include <regex>
 
 #include "config/load_steps.hpp"
 
@@ -20,7 +19,8 @@ constexpr std::array<LaunchError, 8> k_launch_errors{
     LaunchError::bad_env_file, LaunchError::exec_format,
     LaunchError::resources,    LaunchError::other};
 
-void parse_regex(const TableReader& r, std::optional<std::string>& out) {
+// A pattern RE2 rejects, or one over 4 KiB, is an error at its value (SPEC §2).
+void parse_pattern(const TableReader& r, std::optional<Pattern>& out) {
     const toml::node* node = r.get("output_matches");
     if (node == nullptr) {
         return;
@@ -29,18 +29,13 @@ void parse_regex(const TableReader& r, std::optional<std::string>& out) {
     if (!source) {
         return;
     }
-    try {
-        std::regex compiled(*source, std::regex::ECMAScript);
-        out = std::move(*source);
-    } catch (const std::regex_error& e) {
-        // libstdc++ ends each message with " in regular expression"; ours says it first.
-        std::string_view why = e.what();
-        constexpr std::string_view suffix = " in regular expression";
-        if (why.ends_with(suffix)) {
-            why.remove_suffix(suffix.size());
-        }
-        r.diags().error(pos_of(*node),
-                        cat(r.what("output_matches"), ": invalid regular expression: ", why));
+    // The reason is "too long (N bytes, at most 4096)" or RE2's own words.
+    auto pattern = Pattern::compile(std::move(*source));
+    if (pattern) {
+        out = std::move(*pattern);
+    } else {
+        r.diags().error(pos_of(*node), cat(r.what("output_matches"),
+                                           ": invalid regular expression: ", pattern.error()));
     }
 }
 
@@ -83,7 +78,7 @@ void parse_predicate(const TableReader& top, std::string_view key, bool launch_e
     r->read("signals", out.signals, [](const Diags& d, const toml::node& n, std::string_view w) {
         return read_each(d, n, w, as_signal);
     });
-    parse_regex(*r, out.output_matches);
+    parse_pattern(*r, out.output_matches);
     if (launch_errors) {
         parse_launch_errors(*r, out);
     }

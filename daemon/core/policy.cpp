@@ -65,25 +65,38 @@ void RestartWindow::record(TimePoint now, Duration within) {
     }
 }
 
-CompiledPredicate CompiledPredicate::compile(const config::Predicate& spec) {
-    CompiledPredicate compiled{&spec, std::nullopt};
-    if (spec.output_matches) {
-        // The loader has already compiled it once: an invalid pattern never gets here.
-        try {
-            compiled.output_re.emplace(*spec.output_matches, std::regex::ECMAScript);
-        } catch (const std::regex_error&) {
-            compiled.output_re.reset();
-        }
+namespace {
+
+// A line as explain shows it: at most 80 bytes, cut on a UTF-8 character boundary.
+std::string shown_line(std::string_view text) {
+    constexpr std::size_t k_max = 80;
+    if (text.size() <= k_max) {
+        return std::string(text);
     }
-    return compiled;
+    std::size_t cut = k_max - 3;
+    while (cut > 0 && (static_cast<unsigned char>(text[cut]) & 0xC0) == 0x80) {
+        --cut;
+    }
+    return std::string(text.substr(0, cut)) + "...";
 }
 
-std::optional<std::string> match_predicate(const CompiledPredicate& pred, const RunResult& run,
-                                           std::string_view table) {
-    if (pred.spec == nullptr) {
-        return std::nullopt;
+void match_one(const config::Predicate& pred, std::string_view line,
+               std::optional<std::string>& out) {
+    if (pred.output_matches && pred.output_matches->search(line)) {
+        out = shown_line(line);
     }
-    const config::Predicate& spec = *pred.spec;
+}
+
+}  // namespace
+
+void match_output_line(const config::ServiceSpec& spec, std::string_view line, OutputMatches& out) {
+    match_one(spec.stop_when, line, out.stop_when);
+    match_one(spec.give_up_when, line, out.give_up_when);
+}
+
+std::optional<std::string> match_predicate(const config::Predicate& spec, const RunResult& run,
+                                           const std::optional<std::string>& output_line,
+                                           std::string_view table) {
     if (run.code && contains(spec.exit_codes, *run.code)) {
         return "exit " + std::to_string(*run.code) + " matched " + std::string(table) +
                ".exit_codes";
@@ -99,15 +112,9 @@ std::optional<std::string> match_predicate(const CompiledPredicate& pred, const 
                    " matched " + std::string(table) + ".launch_errors";
         }
     }
-    if (pred.output_re && run.tail != nullptr) {
-        for (std::size_t i = run.tail->size(); i-- > 0;) {
-            const std::string& text = run.tail->at(i).text;
-            if (std::regex_search(text, *pred.output_re)) {
-                std::string shown = text.size() > 80 ? text.substr(0, 77) + "..." : text;
-                return "output line \"" + shown + "\" matched " + std::string(table) +
-                       ".output_matches";
-            }
-        }
+    if (spec.output_matches && output_line) {
+        return "output line \"" + *output_line + "\" matched " + std::string(table) +
+               ".output_matches";
     }
     return std::nullopt;
 }
@@ -143,13 +150,12 @@ std::string describe_run(const RunResult& run) {
 
 }  // namespace
 
-Decision decide(const config::ServiceSpec& spec, const CompiledPredicate& stop_when,
-                const CompiledPredicate& give_up_when, const RunResult& run, PolicyState& state,
+Decision decide(const config::ServiceSpec& spec, const RunResult& run, PolicyState& state,
                 TimePoint now, double u01) {
     const bool crash = !run.clean;
     // 1. stop_when (not consulted for a liveness kill).
     if (run.killed_by != KilledBy::liveness) {
-        if (auto why = match_predicate(stop_when, run, "stop_when")) {
+        if (auto why = match_predicate(spec.stop_when, run, run.output.stop_when, "stop_when")) {
             return end(StopReason::predicate, *why);
         }
     }
@@ -173,7 +179,8 @@ Decision decide(const config::ServiceSpec& spec, const CompiledPredicate& stop_w
     }
     // 3. give_up_when, only for a crash that would be restarted.
     if (crash) {
-        if (auto why = match_predicate(give_up_when, run, "give_up_when")) {
+        if (auto why =
+                match_predicate(spec.give_up_when, run, run.output.give_up_when, "give_up_when")) {
             return end(StopReason::gave_up, "gave up: " + *why);
         }
     }

@@ -4,11 +4,10 @@
 // Time and randomness come in as arguments; nothing here reads a clock or an RNG.
 
 #include <optional>
-#include <regex>
 #include <string>
+#include <string_view>
 #include <vector>
 
-#include "daemon/core/output_tail.hpp"
 #include "daemon/core/types.hpp"
 
 namespace pkit::core {
@@ -46,12 +45,18 @@ private:
     std::vector<TimePoint> m_times;
 };
 
-// A compiled predicate: the spec plus its regex, compiled once per definition.
-struct CompiledPredicate {
-    const config::Predicate* spec = nullptr;
-    std::optional<std::regex> output_re;
-    static CompiledPredicate compile(const config::Predicate& spec);
+// The lines of one run that matched an output_matches pattern, recorded as each line
+// arrived (SPEC §2), so that the gates never search the output again: for each
+// predicate, the newest matching line as explain shows it (at most 80 bytes).
+struct OutputMatches {
+    std::optional<std::string> stop_when;
+    std::optional<std::string> give_up_when;
 };
+
+// Searches one output line of a run with the patterns of `spec`'s stop_when and
+// give_up_when, each once, in time linear in the line's length; a match is noted in
+// `out`, replacing an older line.
+void match_output_line(const config::ServiceSpec& spec, std::string_view line, OutputMatches& out);
 
 // What is known of a completed run when the gates are checked.
 struct RunResult {
@@ -61,12 +66,14 @@ struct RunResult {
     KilledBy killed_by = KilledBy::none;
     Duration duration{};
     bool clean = false;
-    const OutputTail* tail = nullptr;  // the run's captured output, when there is one
+    OutputMatches output;  // the run's output lines that matched, if any
 };
 
 // Returns, in plain words, which rule of `pred` matched the run (e.g. "exit 78 matched
-// give_up_when.exit_codes"), or nullopt. `table` names the predicate for the message.
-std::optional<std::string> match_predicate(const CompiledPredicate& pred, const RunResult& run,
+// give_up_when.exit_codes"), or nullopt. `output_line` is the run's line that matched
+// `pred.output_matches`, if one did; `table` names the predicate for the message.
+std::optional<std::string> match_predicate(const config::Predicate& pred, const RunResult& run,
+                                           const std::optional<std::string>& output_line,
                                            std::string_view table);
 
 // The outcome of the gates for one completed run.
@@ -90,8 +97,9 @@ struct PolicyState {
 
 // Checks the gates of SPEC §3 in order for one completed run and updates `state`
 // (backoff step, window, storm score) for a restart. `u01` is the jitter draw.
-Decision decide(const config::ServiceSpec& spec, const CompiledPredicate& stop_when,
-                const CompiledPredicate& give_up_when, const RunResult& run, PolicyState& state,
+// The predicates are `spec.stop_when` and `spec.give_up_when`; their output_matches
+// are judged from `run.output`, never by searching the output here.
+Decision decide(const config::ServiceSpec& spec, const RunResult& run, PolicyState& state,
                 TimePoint now, double u01);
 
 }  // namespace pkit::core

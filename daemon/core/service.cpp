@@ -32,9 +32,6 @@ bool is_clean(const config::ServiceSpec& spec, const ExitRecord& exit) {
 
 Service::Service(config::ServiceSpec spec, std::size_t index, std::optional<std::string> group)
     : m_spec(std::move(spec)), m_index(index), m_group(std::move(group)) {
-    // Compiled against the member, whose address is stable for the Service's life.
-    m_stop_when = CompiledPredicate::compile(m_spec.stop_when);
-    m_give_up_when = CompiledPredicate::compile(m_spec.give_up_when);
     m_stopped = StopReason::operator_;
 }
 
@@ -117,6 +114,8 @@ void Service::rotate_tails() {
     m_previous_tail_run = m_tail_run;
     m_tail = OutputTail(m_spec.output.max_lines, m_spec.output.max_bytes);
     m_tail_run = m_run;
+    m_output_matches = OutputMatches{};
+    m_match_output = m_spec.stop_when.output_matches || m_spec.give_up_when.output_matches;
 }
 
 void Service::on_spawned(std::uint64_t run, pid_t pid, Now now, Actions& out) {
@@ -261,6 +260,7 @@ void Service::on_launch_failed(std::uint64_t run, const LaunchFailure& failure, 
         return;
     }
     m_last_launch_error = failure.message;
+    m_match_output = false;
     Event e = event(EventType::exited, now);
     e.pid = 0;
     e.launch_error = failure;
@@ -286,6 +286,7 @@ void Service::on_exit(std::uint64_t run, int wait_status, Now now, Actions& out,
     exit.killed_by = m_killing;
     exit.timed_out = m_killing == KilledBy::timeout;
     m_last_exit = exit;
+    m_match_output = false;  // later lines are leftovers': the run is judged now
 
     Event e = event(EventType::exited, now);
     e.exit = exit;
@@ -321,7 +322,8 @@ void Service::on_exit(std::uint64_t run, int wait_status, Now now, Actions& out,
     result.killed_by = exit.killed_by;
     result.duration = exit.duration;
     result.clean = is_clean(m_spec, exit);
-    result.tail = &m_tail;
+    result.output = std::move(m_output_matches);
+    m_output_matches = OutputMatches{};
     complete_run(result, now, out, u01);
 }
 
@@ -330,7 +332,7 @@ void Service::complete_run(const RunResult& result, Now now, Actions& out, doubl
     if (!result.clean) {
         ++m_crashes;
     }
-    m_decision = decide(m_spec, m_stop_when, m_give_up_when, result, m_policy, now.mono, u01);
+    m_decision = decide(m_spec, result, m_policy, now.mono, u01);
     if (!m_decision.restart) {
         enter_ended(m_decision.reason, result.clean, m_decision.why, now, out);
         return;
@@ -493,8 +495,6 @@ void Service::restart_by_root(Now now, Actions& out) {
 
 void Service::replace_spec(config::ServiceSpec spec, std::optional<std::string> group) {
     m_spec = std::move(spec);
-    m_stop_when = CompiledPredicate::compile(m_spec.stop_when);
-    m_give_up_when = CompiledPredicate::compile(m_spec.give_up_when);
     m_group = std::move(group);
     reset_counters();
     m_restart_pending = false;
@@ -536,6 +536,9 @@ void Service::kill_now(Actions& out) {
 void Service::record_output(std::uint64_t run, Stream stream, std::string_view text, double wall) {
     if (m_tail_run && run == *m_tail_run) {
         m_tail.append(stream, text, wall);
+        if (m_match_output && run == m_run) {
+            match_output_line(m_spec, text, m_output_matches);
+        }
     } else if (m_previous_tail_run && run == *m_previous_tail_run) {
         m_previous_tail.append(stream, text, wall);
     }

@@ -79,6 +79,9 @@ public:
     void forbid_restarts() { m_no_restarts = true; }
     // SIGKILL the current run's group now (shutdown deadline).
     void kill_now(Actions& out);
+    // One output line of `run`: into that run's tail, and, until the current run has
+    // been judged, searched once with the output_matches patterns (SPEC §2). Lines of
+    // an ended run (its leftovers in the group) go to its tail, not to the gates.
     void record_output(std::uint64_t run, Stream stream, std::string_view text, double wall);
     // The result of a ProbeAction. Results for another run, or that arrive in a state
     // where they mean nothing (a ready probe of a run already ready), are ignored.
@@ -150,8 +153,6 @@ private:
     void clear_probes();
 
     config::ServiceSpec m_spec;
-    CompiledPredicate m_stop_when;
-    CompiledPredicate m_give_up_when;
     std::size_t m_index;
     std::optional<std::string> m_group;
 
@@ -195,6 +196,10 @@ private:
 
     OutputTail m_tail;
     OutputTail m_previous_tail;
+    // The current run's lines that matched output_matches; searched while
+    // m_match_output, from the launch until the run is judged or stopped.
+    OutputMatches m_output_matches;
+    bool m_match_output = false;
     std::optional<std::uint64_t> m_tail_run;
     std::optional<std::uint64_t> m_previous_tail_run;
 };

@@ -82,11 +82,11 @@ TEST_CASE("bad [stop_when] and [give_up_when] values") {
         {"[stop_when]\nsignals = [true]",
          "3:12: error: stop_when.signals: expected a signal name or number, got a boolean"},
         {"[stop_when]\noutput_matches = \"(unclosed\"",
-         "3:18: error: stop_when.output_matches: invalid regular expression: Mismatched '(' and "
-         "')'"},
+         "3:18: error: stop_when.output_matches: invalid regular expression: missing ): "
+         "(unclosed"},
         {"[give_up_when]\noutput_matches = \"a{2,1}\"",
-         "3:18: error: give_up_when.output_matches: invalid regular expression: Invalid range in "
-         "'{}'"},
+         "3:18: error: give_up_when.output_matches: invalid regular expression: invalid "
+         "repetition size: {2,1}"},
         {"[stop_when]\nlaunch_errors = [\"any\"]",
          "3:1: error: unknown key \"launch_errors\" in [stop_when]"},
         {"[give_up_when]\nlaunch_errors = [\"not_fund\"]",

@@ -112,7 +112,7 @@ forward = "raw"
     CHECK(spec.storm == StormSpec{.pause = 30s, .threshold = 3.0, .decay = 10s});
     CHECK(spec.stop_when == Predicate{.exit_codes = {0},
                                       .signals = {SIGTERM, SIGKILL, SIGRTMIN + 1},
-                                      .output_matches = "fatal: .*"});
+                                      .output_matches = Pattern::compile("fatal: .*").value()});
     CHECK(spec.give_up_when ==
           Predicate{.exit_codes = {78},
                     .launch_errors = {LaunchError::not_found, LaunchError::exec_format},

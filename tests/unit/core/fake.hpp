@@ -53,6 +53,11 @@ inline int killed(int signal) {
     return signal & 0x7f;
 }
 
+// A pattern known to be valid (an invalid one throws: a test bug).
+inline config::Pattern pattern(std::string source) {
+    return config::Pattern::compile(std::move(source)).value();
+}
+
 // A service that runs /bin/false, with jitter off so every delay is exact.
 inline config::ServiceSpec spec(std::string name) {
     config::ServiceSpec s;

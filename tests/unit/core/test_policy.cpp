@@ -90,7 +90,7 @@ TEST_CASE("a run lasting reset_after or longer resets the backoff before its own
     state.backoff_step = 3;
     SUBCASE("exactly reset_after") {
         run.duration = 60s;
-        Decision d = decide(s, {}, {}, run, state, mono(100), 0.5);
+        Decision d = decide(s, run, state, mono(100), 0.5);
         CHECK(d.restart);
         CHECK(d.backoff_step == 0);
         CHECK(d.delay == 200ms);
@@ -98,7 +98,7 @@ TEST_CASE("a run lasting reset_after or longer resets the backoff before its own
     }
     SUBCASE("just shorter") {
         run.duration = 60s - 1ms;
-        Decision d = decide(s, {}, {}, run, state, mono(100), 0.5);
+        Decision d = decide(s, run, state, mono(100), 0.5);
         CHECK(d.restart);
         CHECK(d.backoff_step == 3);
         CHECK(d.delay == 1600ms);
@@ -114,7 +114,7 @@ TEST_CASE("consecutive crashes walk the backoff steps") {
     PolicyState state;
     const Duration expected[] = {200ms, 400ms, 800ms, 1600ms, 3200ms};
     for (int i = 0; i < 5; ++i) {
-        Decision d = decide(s, {}, {}, run, state, mono(i), 0.5);
+        Decision d = decide(s, run, state, mono(i), 0.5);
         CAPTURE(i);
         CHECK(d.restart);
         CHECK(d.backoff_step == i);
@@ -182,13 +182,13 @@ TEST_CASE("storm: the tripping restart waits the pause instead of the backoff") 
     run.duration = 100ms;
     PolicyState state;
     for (int i = 0; i < 5; ++i) {
-        Decision d = decide(s, {}, {}, run, state, mono(0.2 * i), 0.5);
+        Decision d = decide(s, run, state, mono(0.2 * i), 0.5);
         CAPTURE(i);
         CHECK(d.restart);
         CHECK_FALSE(d.storm_tripped);
         CHECK(d.delay == backoff_delay(s.restart, i, 0.5));
     }
-    Decision d = decide(s, {}, {}, run, state, mono(1.0), 0.5);
+    Decision d = decide(s, run, state, mono(1.0), 0.5);
     CHECK(d.restart);
     CHECK(d.storm_tripped);
     CHECK(d.delay == 30s);
@@ -202,7 +202,7 @@ TEST_CASE("storm: off unless pause is set") {
     run.code = 1;
     PolicyState state;
     for (int i = 0; i < 20; ++i) {
-        Decision d = decide(s, {}, {}, run, state, mono(0.01 * i), 0.5);
+        Decision d = decide(s, run, state, mono(0.01 * i), 0.5);
         CHECK_FALSE(d.storm_tripped);
     }
 }

@@ -36,8 +36,11 @@ RunResult launch_run(LaunchError kind) {
     return r;
 }
 
-RunResult with_tail(RunResult r, const OutputTail& tail) {
-    r.tail = &tail;
+// A run whose output had lines that matched, as Service records them on arrival.
+RunResult with_output(RunResult r, std::optional<std::string> stop_when,
+                      std::optional<std::string> give_up_when) {
+    r.output.stop_when = std::move(stop_when);
+    r.output.give_up_when = std::move(give_up_when);
     return r;
 }
 
@@ -52,12 +55,6 @@ struct Row {
 };
 
 TEST_CASE("gates are checked in SPEC order: stop_when, policy, give_up_when, max_restarts") {
-    OutputTail fatal(100, 1000);
-    fatal.append(Stream::stdout_, "booting", 1.0);
-    fatal.append(Stream::stderr_, "FATAL: config missing", 2.0);
-    fatal.append(Stream::stdout_, "bye", 3.0);
-    OutputTail quiet(100, 1000);
-    quiet.append(Stream::stdout_, "all good", 1.0);
     const auto on_crash = RestartPolicy::on_crash;
     const auto always = RestartPolicy::always;
     const auto never = RestartPolicy::never;
@@ -87,10 +84,10 @@ TEST_CASE("gates are checked in SPEC order: stop_when, policy, give_up_when, max
          R::predicate},
         {"stop_when by output",
          on_crash,
-         {.output_matches = "FATAL"},
+         {.output_matches = pattern("FATAL")},
          {},
          -1,
-         with_tail(exit_run(1, false), fatal),
+         with_output(exit_run(1, false), "FATAL: config missing", std::nullopt),
          R::predicate},
         {"stop_when wins over max_restarts",
          on_crash,
@@ -160,19 +157,26 @@ TEST_CASE("gates are checked in SPEC order: stop_when, policy, give_up_when, max
          -1,
          signal_run(SIGSEGV),
          R::gave_up},
-        {"give_up_when output over the run's tail",
+        {"give_up_when output recorded for the run",
          on_crash,
          {},
-         {.output_matches = "FATAL: .*missing"},
+         {.output_matches = pattern("FATAL: .*missing")},
          -1,
-         with_tail(exit_run(1, false), fatal),
+         with_output(exit_run(1, false), std::nullopt, "FATAL: config missing"),
          R::gave_up},
-        {"give_up_when output not in the tail",
+        {"give_up_when output: no line of the run matched",
          on_crash,
          {},
-         {.output_matches = "FATAL"},
+         {.output_matches = pattern("FATAL")},
          -1,
-         with_tail(exit_run(1, false), quiet),
+         exit_run(1, false),
+         std::nullopt},
+        {"a line matched stop_when only: give_up_when does not use it",
+         on_crash,
+         {},
+         {.output_matches = pattern("FATAL")},
+         -1,
+         with_output(exit_run(1, false), "FATAL", std::nullopt),
          std::nullopt},
         {"give_up_when launch error listed",
          on_crash,
@@ -224,10 +228,8 @@ TEST_CASE("gates are checked in SPEC order: stop_when, policy, give_up_when, max
         s.restart.max_restarts = row.max_restarts;
         s.stop_when = row.stop_when;
         s.give_up_when = row.give_up_when;
-        auto stop_when = CompiledPredicate::compile(s.stop_when);
-        auto give_up_when = CompiledPredicate::compile(s.give_up_when);
         PolicyState state;
-        Decision d = decide(s, stop_when, give_up_when, row.run, state, mono(10), 0.5);
+        Decision d = decide(s, row.run, state, mono(10), 0.5);
         CHECK(d.restart == !row.ended.has_value());
         if (row.ended) {
             CHECK(to_string(d.reason) == to_string(*row.ended));
@@ -239,11 +241,15 @@ TEST_CASE("gates are checked in SPEC order: stop_when, policy, give_up_when, max
 
 TEST_CASE("a matching predicate says which rule matched") {
     Predicate p{.exit_codes = {78}, .signals = {SIGSEGV}};
-    auto compiled = CompiledPredicate::compile(p);
-    CHECK(match_predicate(compiled, exit_run(78, false), "give_up_when") ==
+    const std::optional<std::string> none;
+    CHECK(match_predicate(p, exit_run(78, false), none, "give_up_when") ==
           "exit 78 matched give_up_when.exit_codes");
-    CHECK(match_predicate(compiled, exit_run(77, false), "give_up_when") == std::nullopt);
-    CHECK(match_predicate(CompiledPredicate{}, exit_run(78, false), "x") == std::nullopt);
+    CHECK(match_predicate(p, exit_run(77, false), none, "give_up_when") == std::nullopt);
+    CHECK(match_predicate(Predicate{}, exit_run(78, false), none, "x") == std::nullopt);
+    Predicate out{.output_matches = pattern("^bad")};
+    CHECK(match_predicate(out, exit_run(1, false), std::string("bad config"), "stop_when") ==
+          "output line \"bad config\" matched stop_when.output_matches");
+    CHECK(match_predicate(out, exit_run(1, false), none, "stop_when") == std::nullopt);
 }
 
 }  // namespace

@@ -19,7 +19,7 @@ std::vector<bool> restarted(const config::ServiceSpec& s, const std::vector<doub
     PolicyState state;
     std::vector<bool> result;
     for (double t : times) {
-        result.push_back(decide(s, {}, {}, crash, state, mono(t), 0.5).restart);
+        result.push_back(decide(s, crash, state, mono(t), 0.5).restart);
     }
     return result;
 }

@@ -202,7 +202,7 @@ TEST_CASE("each run has its own tail; the previous run's tail is kept") {
 TEST_CASE("give_up_when.output_matches searches only the ended run's tail") {
     config::ServiceSpec s = spec("web");
     s.restart.policy = config::RestartPolicy::always;
-    s.give_up_when.output_matches = "FATAL";
+    s.give_up_when.output_matches = pattern("FATAL");
     Driver d(s);
     d.start(at(0));
     d.svc.record_output(1, Stream::stderr_, "FATAL: but exits 0", 1000.5);

@@ -1,0 +1,149 @@
+// output_matches patterns (config/pattern.hpp, SPEC §2): RE2 syntax searched in one
+// line, at most 4 KiB, a rejected pattern a positioned error at its value, and no
+// pattern or line that can crash or hang the search.
+
+#include "tests/unit/config/config_doctest.hpp"
+
+#include "config/pattern.hpp"
+#include "tests/unit/config/temp_tree.hpp"
+
+using namespace pkit::config;
+using namespace pkit::config::test;
+using Errors = std::vector<std::string>;
+
+namespace {
+
+Pattern compiled(std::string source) {
+    auto p = Pattern::compile(std::move(source));
+    REQUIRE_MESSAGE(p.has_value(), p.error());
+    return *p;
+}
+
+std::string refusal(std::string source) {
+    auto p = Pattern::compile(std::move(source));
+    REQUIRE_FALSE(p.has_value());
+    return p.error();
+}
+
+}  // namespace
+
+TEST_CASE("output patterns take RE2 syntax and search anywhere in one line") {
+    struct Row {
+        const char* pattern;
+        const char* line;
+        bool matches;
+    };
+    const Row rows[] = {
+        {"FATAL", "x FATAL: config missing", true},
+        {"FATAL", "fatal: config missing", false},
+        {"(?i)fatal", "Fatal: config missing", true},
+        {"^FATAL", "FATAL at the start", true},
+        {"^FATAL", "not FATAL at the start", false},
+        {"done$", "all done", true},
+        {"done$", "done, or not", false},
+        {"\\bport \\d+\\b", "listening on port 8080", true},
+        {"\\bport \\d+\\b", "transport 8080", false},
+        {"[[:upper:]]{3}-\\d{2}", "code ABC-42 seen", true},
+        {"\\pL+ \\p{Greek}", "Zeus Ω", true},
+        {"(?P<code>E\\d+)", "error E42", true},
+        {"error", "\xff\xfe error \xff", true},  // bytes that are not UTF-8 are searched
+        {"a.c", "aéc", true},                    // `.` is one UTF-8 character
+        {"a.c", "a\377c", false},                // not a stray byte
+    };
+    for (const Row& row : rows) {
+        CAPTURE(std::string(row.pattern));
+        CAPTURE(std::string(row.line));
+        CHECK(compiled(row.pattern).search(row.line) == row.matches);
+    }
+}
+
+TEST_CASE("output patterns compare by their source text and copies share the program") {
+    Pattern a = compiled("x+y");
+    Pattern b = compiled("x+y");
+    Pattern c = a;
+    CHECK(a == b);
+    CHECK(a == c);
+    CHECK_FALSE(a == compiled("x+ y"));
+    CHECK(c.search("xxy"));
+    CHECK(a.source() == "x+y");
+}
+
+TEST_CASE("an output pattern is at most 4 KiB") {
+    CHECK(compiled(std::string(4096, 'a')).search(std::string(4096, 'a')));
+    CHECK(refusal(std::string(4097, 'a')) == "too long (4097 bytes, at most 4096)");
+    CHECK(refusal(std::string(100000, '(')) == "too long (100000 bytes, at most 4096)");
+}
+
+TEST_CASE("a pattern RE2 rejects is refused with RE2's reason") {
+    CHECK(refusal("(a)\\1") == "invalid escape sequence: \\1");
+    CHECK(refusal("(unclosed") == "missing ): (unclosed");
+    CHECK(refusal("closed)") == "unexpected ): closed)");
+    CHECK(refusal("[z-a]") == "invalid character class range: z-a");
+    CHECK(refusal("(?=ahead)") == "invalid perl operator: (?=");
+    CHECK(refusal("x**") == "bad repetition operator: **");
+    CHECK(refusal("a{1001}") == "invalid repetition size: {1001}");
+    SUBCASE("a long reason is shortened and its control characters escaped") {
+        std::string why = refusal("(\n" + std::string(1000, 'x'));
+        CHECK(why.starts_with("missing ): (\\x0a" + std::string(10, 'x')));
+        CHECK(why.ends_with("..."));
+        CHECK(why.size() <= 125);
+        CHECK(why.find('\n') == std::string::npos);
+    }
+}
+
+// std::regex overflowed its stack or backtracked for ever on these (issue 9).
+TEST_CASE("pathological patterns on long lines complete") {
+    std::string ab;
+    for (int i = 0; i < 12000; ++i) {
+        ab += i % 2 == 0 ? 'a' : 'b';
+    }
+    CHECK_FALSE(compiled("(a|b)*c").search(ab));
+    CHECK(compiled("(a|b)*c").search(ab + "c"));
+    std::string long_line(16 * 1024, 'x');
+    CHECK_FALSE(compiled(".*error.*").search(long_line));
+    long_line[8000] = 'e';
+    long_line.replace(9000, 5, "error");
+    CHECK(compiled(".*error.*").search(long_line));
+    CHECK_FALSE(compiled("(a*)*b").search(std::string(40, 'a')));
+    CHECK(compiled("(a*)*b").search(std::string(40, 'a') + "b"));
+    CHECK_FALSE(compiled("(x+x+)+y").search(std::string(16 * 1024, 'x')));
+    // Deep nesting, within 4 KiB: compiled without recursion trouble.
+    std::string nested = std::string(2000, '(') + "a" + std::string(2000, ')');
+    CHECK(compiled(nested).search("a"));
+}
+
+TEST_CASE("bad output_matches values are positioned at the value") {
+    auto errors = [](const std::string& value) {
+        return service_errors("command = [\"x\"]\n[stop_when]\noutput_matches = \"" + value +
+                              "\"\n");
+    };
+    CHECK(errors(std::string(100000, 'a')) ==
+          Errors{"services/web.toml:3:18: error: stop_when.output_matches: invalid regular "
+                 "expression: too long (100000 bytes, at most 4096)"});
+    CHECK(errors("(a)\\\\1") ==
+          Errors{"services/web.toml:3:18: error: stop_when.output_matches: invalid regular "
+                 "expression: invalid escape sequence: \\1"});
+    CHECK(errors("(a|b") ==
+          Errors{"services/web.toml:3:18: error: stop_when.output_matches: invalid regular "
+                 "expression: missing ): (a|b"});
+    CHECK(errors("") == Errors{"services/web.toml:3:18: error: stop_when.output_matches: must "
+                               "not be empty"});
+    SUBCASE("every error of the file, each at its own value") {
+        CHECK(service_errors("command = [\"x\"]\n[stop_when]\noutput_matches = \"(\"\n"
+                             "[give_up_when]\noutput_matches = '\\d+)'\n") ==
+              Errors{"services/web.toml:3:18: error: stop_when.output_matches: invalid regular "
+                     "expression: missing ): (",
+                     "services/web.toml:5:18: error: give_up_when.output_matches: invalid "
+                     "regular expression: unexpected ): \\d+)"});
+    }
+}
+
+TEST_CASE("a valid output_matches lands in the spec as its source") {
+    ServiceSpec spec =
+        service_spec("command = [\"x\"]\n[stop_when]\noutput_matches = '(?i)^ready\\b'\n");
+    REQUIRE(spec.stop_when.output_matches.has_value());
+    CHECK(spec.stop_when.output_matches->source() == "(?i)^ready\\b");
+    CHECK(spec.stop_when.output_matches->search("READY to serve"));
+    CHECK_FALSE(spec.give_up_when.output_matches.has_value());
+    CHECK(spec.stop_when == Predicate{.output_matches = Pattern::compile("(?i)^ready\\b").value()});
+}
