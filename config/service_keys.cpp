@@ -162,7 +162,7 @@ ServiceDraft parse_service(const Diags& d, const toml::table& root, const LoadOp
         {"command",   "cwd",      "env",     "clear_env", "env_file",      "umask",
          "rlimits",   "user",     "group",   "after",     "success_codes", "timeout",
          "autostart", "escalate", "restart", "storm",     "stop_when",     "give_up_when",
-         "health",    "ready",    "stop",    "output"},
+         "health",    "ready",    "stop",    "output",        "affects_readiness"},
         Pos{});
     if (top.get("command") == nullptr) {
         d.error(top.header_pos(), "missing required key \"command\"");
@@ -183,6 +183,7 @@ ServiceDraft parse_service(const Diags& d, const toml::table& root, const LoadOp
     top.read("timeout", spec.timeout, as_duration);
     top.read("autostart", spec.autostart, as_bool);
     top.read("escalate", spec.escalate, as_bool);
+    top.read("affects_readiness", spec.affects_readiness, as_bool);
 
     parse_restart(top, spec.restart);
     parse_storm(top, spec.storm);
