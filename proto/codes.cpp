@@ -18,6 +18,7 @@ constexpr std::array k_commands{
     std::pair{Command::explain, std::string_view{"explain"}},
     std::pair{Command::reload, std::string_view{"reload"}},
     std::pair{Command::shutdown, std::string_view{"shutdown"}},
+    std::pair{Command::health, std::string_view{"health"}},
 };
 
 constexpr std::array k_error_codes{

@@ -30,7 +30,8 @@ enum class Command {
     events,
     explain,
     reload,
-    shutdown
+    shutdown,
+    health
 };
 
 enum class ErrorCode {

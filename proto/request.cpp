@@ -118,6 +118,7 @@ std::optional<std::string> check_arguments(const Request& request) {
         case Command::events:
         case Command::reload:
         case Command::shutdown:
+        case Command::health:
             return std::nullopt;
     }
     return std::nullopt;
@@ -152,7 +153,8 @@ Result parse_object(json& object) {
           read_string(object, "signal", request.signal), read_bool(object, "group", request.group),
           read_string(object, "service", request.service), read_lines(object, request.lines),
           read_bool(object, "previous", request.previous),
-          read_bool(object, "follow", request.follow), check_arguments(request)}) {
+          read_bool(object, "follow", request.follow),
+          read_bool(object, "resources", request.resources), check_arguments(request)}) {
         if (problem) {
             return fail(ErrorCode::bad_request, std::move(*problem), std::move(request.id));
         }
@@ -187,6 +189,9 @@ void to_json(json& out, const Request& request) {
             if (!request.services.empty()) {
                 out["services"] = request.services;
             }
+            if (request.resources) {
+                out["resources"] = true;
+            }
             break;
         case Command::start:
         case Command::stop:
@@ -215,6 +220,7 @@ void to_json(json& out, const Request& request) {
         case Command::events:
         case Command::reload:
         case Command::shutdown:
+        case Command::health:
             break;
     }
 }

@@ -23,6 +23,7 @@ struct Request {
     int lines = 100;                    // logs: the last N lines
     bool previous = false;              // logs: the run before the latest
     bool follow = false;                // logs: stream new lines after the reply
+    bool resources = false;             // status: each run's processes, CPU and memory
 
     bool operator==(const Request&) const = default;
 };
