@@ -10,6 +10,7 @@
 #include "config/loader.hpp"
 #include "daemon/shell/control.hpp"
 #include "daemon/shell/event_view.hpp"
+#include "daemon/shell/http/endpoint.hpp"
 #include "daemon/shell/launcher.hpp"
 
 namespace pkit::shell {
@@ -109,6 +110,11 @@ int Daemon::run() {
         return 3;
     }
     m_control = std::move(*control);
+    m_http = std::make_unique<http::Endpoint>(*this);
+    if (auto opened = m_http->open(m_supervisor.daemon_spec().http); !opened) {
+        log("error", opened.error());
+        return 3;
+    }
 
     log("info", "pkitd " PKIT_VERSION " started (pid " + std::to_string(::getpid()) + ", " +
                     std::to_string(m_supervisor.size()) + " services, socket " +
@@ -117,6 +123,7 @@ int Daemon::run() {
     pump();
     uv_run(m_loop, UV_RUN_DEFAULT);
 
+    m_http.reset();
     m_control.reset();
     m_notify.clear();
     m_pipes.clear();
@@ -269,6 +276,9 @@ std::expected<core::ReloadOutcome, std::string> Daemon::reload() {
     core::ReloadOutcome outcome = m_supervisor.reload(std::move(*tree), now());
     if (m_control) {
         m_control->apply_access();
+    }
+    if (m_http) {
+        m_http->apply(m_supervisor.daemon_spec().http);
     }
     // Added services got new slots: the shell's per-service state grows with them.
     m_notify.resize(m_supervisor.size());
