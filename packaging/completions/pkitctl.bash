@@ -30,7 +30,7 @@ _pkitctl() {
         cword=$COMP_CWORD
     fi
 
-    local commands="status start stop restart signal logs events explain reload shutdown check"
+    local commands="status health start stop restart signal logs events explain reload shutdown check"
     local global_opts="--socket --json --timeout --help --version"
 
     # The options that take a value.
@@ -72,7 +72,7 @@ _pkitctl() {
 
     local opts=""
     case $command in
-        status) opts="--tree" ;;
+        status) opts="--tree --resources" ;;
         start | stop | restart) opts="--all" ;;
         signal) opts="--group" ;;
         logs) opts="-n --lines --previous -f --follow --stream" ;;
