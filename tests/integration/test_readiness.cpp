@@ -54,7 +54,9 @@ TEST_CASE("readiness: pkitctl health exits 0 when ready and 3 with the failed se
 
 TEST_CASE("readiness: a service in backoff and one waiting for it are named with their reasons") {
     TempDir dir;
-    dir.service("db", sh_command("exit 1") + restart_table("on_crash", "30s"));
+    // Never ready: app waits for it, and its runs crash before a probe could pass.
+    dir.service("db", sh_command("sleep 0.2; exit 1") + restart_table("on_crash", "30s") +
+                          "[ready]\nexec = [\"false\"]\ninterval = \"50ms\"\n");
     dir.service("app", "after = [\"db\"]\n" + sh_command("exec sleep 1000"));
     Daemon pkitd(dir);
     pkitd.wait_ready();
