@@ -164,7 +164,7 @@ TEST_CASE("http endpoint: a 9 KiB header is 431 and garbage is 400, each closing
         CHECK(reply->status == 431);
         CHECK(c.closed_within(5s));
     }
-    for (const std::string garbage :
+    for (const std::string& garbage :
          {std::string("\x16\x03\x01\x00\xa5\x01\x00\x00\xa1\x03\x03", 11),
           std::string("hello\r\n\r\n"), std::string("GET / HTTP/1.1\r\nNo colon here\r\n\r\n"),
           std::string("GET /healthz HTTP/1.1\r\nContent-Length: x\r\n\r\n"),

@@ -91,7 +91,7 @@ TEST_CASE("http request parser: a head over 8 KiB is 431, however it arrives") {
 }
 
 TEST_CASE("http request parser: garbage is 400, and stays an error") {
-    for (const std::string bad :
+    for (const std::string& bad :
          {std::string("\x16\x03\x01\x02\x00\x01\x00\x01\xfc\x03\x03", 11),  // a TLS hello
           std::string("hello world\r\n\r\n"), std::string("GET / HTTP/9.9x\r\n\r\n"),
           std::string("GET / HTTP/1.1\r\nBad Header\r\n\r\n"),
