@@ -5,6 +5,7 @@
 #include <limits>
 
 #include "config/load_steps.hpp"
+#include "config/probe_targets.hpp"
 
 namespace pkit::config::detail {
 namespace {
@@ -57,6 +58,25 @@ void parse_group(const TableReader& groups, std::string_view name, GroupSpec& gr
     r->report_unknown();
 }
 
+// [http] listen = "host:port" (SPEC §11); the name is resolved when pkitd binds it.
+void parse_http(const TableReader& top, HttpSpec& out) {
+    auto r = top.subtable("http", {"listen"});
+    if (!r) {
+        return;
+    }
+    const toml::node* node = r->get("listen");
+    if (node == nullptr) {
+        r->diags().error(r->header_pos(), "missing key \"listen\" in [http]");
+    } else if (auto text = read_string(r->diags(), *node, r->what("listen"))) {
+        if (auto problem = check_tcp_target(*text)) {
+            r->diags().error(pos_of(*node), cat(r->what("listen"), ": ", *problem));
+        } else {
+            out.listen = std::move(*text);
+        }
+    }
+    r->report_unknown();
+}
+
 void parse_groups(const TableReader& top, DaemonDraft& draft) {
     auto groups = top.subtable("groups", {});
     if (!groups) {
@@ -88,7 +108,8 @@ DaemonDraft parse_daemon(const Diags& d, const toml::table& root) {
     DaemonSpec& spec = draft.spec;
     TableReader top(
         d, root, "",
-        {"socket", "control_users", "control_group", "shutdown_timeout", "storm", "root", "groups"},
+        {"socket", "control_users", "control_group", "shutdown_timeout", "storm", "root", "groups",
+         "http"},
         Pos{});
     top.read("socket", spec.socket, as_string);
     top.read("control_users", spec.control_users,
@@ -100,6 +121,7 @@ DaemonDraft parse_daemon(const Diags& d, const toml::table& root) {
     parse_storm(top, spec.storm);
     parse_root(top, spec.root);
     parse_groups(top, draft);
+    parse_http(top, spec.http);
     top.report_unknown();
     return draft;
 }

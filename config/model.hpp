@@ -149,6 +149,7 @@ struct ServiceSpec {
     bool autostart = true;
     bool escalate = false;
     ServiceType type = ServiceType::service;
+    bool affects_readiness = true;  // counts toward pkitd's own readiness (SPEC §11)
 
     RestartSpec restart;
     StormSpec storm;
@@ -179,6 +180,12 @@ struct RootSpec {
     bool operator==(const RootSpec&) const = default;
 };
 
+// pkitd.toml [http] (SPEC §11): the read-only endpoint for probes and metrics.
+struct HttpSpec {
+    std::optional<std::string> listen;  // "host:port", "[v6]:port"; nullopt: off
+    bool operator==(const HttpSpec&) const = default;
+};
+
 // pkitd.toml.
 struct DaemonSpec {
     std::optional<std::string> socket;
@@ -188,6 +195,7 @@ struct DaemonSpec {
     StormSpec storm{.pause = std::nullopt, .threshold = 50.0, .decay = 60s};
     RootSpec root;
     std::vector<GroupSpec> groups;  // in name order
+    HttpSpec http;
     bool operator==(const DaemonSpec&) const = default;
 };
 

@@ -184,7 +184,7 @@ ServiceDraft parse_service(const Diags& d, const toml::table& root, const LoadOp
         {"command",   "cwd",      "env",     "clear_env", "env_file",      "umask",
          "rlimits",   "user",     "group",   "after",     "success_codes", "timeout",
          "autostart", "escalate", "restart", "storm",     "stop_when",     "give_up_when",
-         "health",    "ready",    "stop",    "output",    "type"},
+         "health",    "ready",    "stop",    "output",    "type",    "affects_readiness"},
         Pos{});
     if (top.get("command") == nullptr) {
         d.error(top.header_pos(), "missing required key \"command\"");
@@ -206,6 +206,7 @@ ServiceDraft parse_service(const Diags& d, const toml::table& root, const LoadOp
     top.read("autostart", spec.autostart, as_bool);
     top.read("escalate", spec.escalate, as_bool);
     top.read("type", spec.type, as_enum(k_type_names, k_types));
+    top.read("affects_readiness", spec.affects_readiness, as_bool);
 
     parse_restart(top, spec.restart);
     parse_storm(top, spec.storm);

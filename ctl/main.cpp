@@ -30,7 +30,7 @@ int main(int argc, char** argv) {
         commands.push_back(std::move(command));
     }
     for (auto add : {add_signal, add_logs, add_events, add_explain, add_reload, add_shutdown,
-                     add_check, add_wait}) {
+                     add_check, add_wait, add_health}) {
         commands.push_back(add(app, global));
     }
 

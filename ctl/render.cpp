@@ -3,8 +3,10 @@
 #include <unistd.h>
 
 #include <algorithm>
+#include <array>
 
 #include <chrono>
+#include <cstdio>
 #include <cstdlib>
 #include <string_view>
 
@@ -93,10 +95,20 @@ Row status_row(const proto::ServiceStatus& status, std::string name,
     row.push_back({health_text(status), status.health && status.health->status == "unhealthy"
                                             ? k_red
                                             : std::string_view{}});
+    if (status.resources.asked) {
+        const auto& used = status.resources.value;
+        row.push_back({used ? std::to_string(used->processes) : "-", {}});
+        row.push_back({used ? cpu_text(used->cpu_seconds) : "-", {}});
+        row.push_back({used ? memory_text(used->rss_bytes) : "-", {}});
+    }
     return row;
 }
 
-Row header(bool with_group, bool with_type = false) {
+bool any_resources(const std::vector<proto::ServiceStatus>& services) {
+    return std::ranges::any_of(services, [](const auto& s) { return s.resources.asked; });
+}
+
+Row header(bool with_group, bool with_type = false, bool with_resources = false) {
     Row row{{"NAME", {}}};
     if (with_group) {
         row.push_back({"GROUP", {}});
@@ -106,6 +118,11 @@ Row header(bool with_group, bool with_type = false) {
     }
     for (auto title : {"STATE", "PID", "UPTIME", "RESTARTS", "LAST EXIT", "HEALTH"}) {
         row.push_back({title, {}});
+    }
+    if (with_resources) {
+        for (auto title : {"PROCS", "CPU", "MEM"}) {
+            row.push_back({title, {}});
+        }
     }
     return row;
 }
@@ -147,6 +164,32 @@ std::string last_exit_text(const proto::ServiceStatus& status) {
     return text;
 }
 
+std::string memory_text(std::int64_t bytes) {
+    constexpr std::array<char, 4> k_units{'K', 'M', 'G', 'T'};
+    if (bytes < 1024) {
+        return std::to_string(std::max<std::int64_t>(bytes, 0)) + "B";
+    }
+    double value = static_cast<double>(bytes) / 1024;
+    std::size_t unit = 0;
+    while (value >= 1024 && unit + 1 < k_units.size()) {
+        value /= 1024;
+        ++unit;
+    }
+    char buf[32];
+    if (value < 10) {
+        std::snprintf(buf, sizeof buf, "%.1f%c", value, k_units[unit]);
+    } else {
+        std::snprintf(buf, sizeof buf, "%.0f%c", value, k_units[unit]);
+    }
+    return buf;
+}
+
+std::string cpu_text(double seconds) {
+    char buf[32];
+    std::snprintf(buf, sizeof buf, "%.1f", seconds);
+    return buf;
+}
+
 std::string health_text(const proto::ServiceStatus& status) {
     return status.health ? status.health->status : "-";
 }
@@ -157,7 +200,7 @@ std::string render_table(const std::vector<proto::ServiceStatus>& services, bool
         with_group = with_group || status.group.has_value();
     }
     bool with_type = any_oneshot(services);
-    std::vector<Row> rows{header(with_group, with_type)};
+    std::vector<Row> rows{header(with_group, with_type, any_resources(services))};
     for (const auto& status : services) {
         std::optional<std::string> group;
         if (with_group) {
@@ -170,7 +213,7 @@ std::string render_table(const std::vector<proto::ServiceStatus>& services, bool
 
 std::string render_tree(const std::vector<proto::ServiceStatus>& services, bool color) {
     bool with_type = any_oneshot(services);
-    std::vector<Row> rows{header(false, with_type)};
+    std::vector<Row> rows{header(false, with_type, any_resources(services))};
     std::vector<std::string> drawn;  // groups already drawn with all their members
     for (const auto& status : services) {
         if (!status.group) {

@@ -3,6 +3,7 @@
 // their input, so the layout does not depend on where pkitctl runs; colour is decided
 // once, by the caller, with use_color().
 
+#include <cstdint>
 #include <optional>
 #include <string>
 #include <vector>
@@ -27,6 +28,12 @@ std::string uptime_text(std::optional<double> seconds);
 
 // "exit 1", "SIGKILL", "SIGKILL (liveness)", "launch failed: not_found", or "-".
 std::string last_exit_text(const proto::ServiceStatus& status);
+
+// Resident memory as the MEM column shows it: "512B", "35M", "1.2G" (binary units).
+std::string memory_text(std::int64_t bytes);
+
+// CPU seconds as the CPU column shows them: "12.3".
+std::string cpu_text(double seconds);
 
 // "healthy", "unhealthy", "unknown", or "-" without a liveness probe.
 std::string health_text(const proto::ServiceStatus& status);

@@ -1,4 +1,4 @@
-// pkitctl status [--tree] [NAME...]: the status table (or tree, or the protocol's
+// pkitctl status [--tree] [--resources] [NAME...]: the status table (or tree, or the protocol's
 // result with --json). Exit 3 when a service named on the command line is not running,
 // so `pkitctl status web && ...` works as a readiness check.
 
@@ -14,10 +14,12 @@ namespace {
 struct StatusOptions {
     std::vector<std::string> names;
     bool tree = false;
+    bool resources = false;
 };
 
 int run_status(const GlobalOptions& global, const StatusOptions& options) {
     proto::Request request{.cmd = proto::Command::status, .services = options.names};
+    request.resources = options.resources;
     auto result = call(global, request);
     auto services = result.at("services").get<std::vector<proto::ServiceStatus>>();
     if (global.json) {
@@ -43,6 +45,8 @@ Subcommand add_status(CLI::App& app, const GlobalOptions& global) {
     auto options = std::make_shared<StatusOptions>();
     auto* command = app.add_subcommand("status", "show the services' state");
     command->add_flag("--tree", options->tree, "draw groups and their members");
+    command->add_flag("--resources", options->resources,
+                      "add PROCS, CPU (seconds) and MEM columns: each run's process group");
     command->add_option("NAME", options->names,
                         "only these services (exit 3 if one is not running)");
     return {command, [&global, options] { return run_status(global, *options); }};

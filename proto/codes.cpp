@@ -19,6 +19,7 @@ constexpr std::array k_commands{
     std::pair{Command::reload, std::string_view{"reload"}},
     std::pair{Command::shutdown, std::string_view{"shutdown"}},
     std::pair{Command::wait, std::string_view{"wait"}},
+    std::pair{Command::health, std::string_view{"health"}},
 };
 
 constexpr std::array k_error_codes{

@@ -31,7 +31,8 @@ enum class Command {
     explain,
     reload,
     shutdown,
-    wait
+    wait,
+    health
 };
 
 enum class ErrorCode {

@@ -148,6 +148,7 @@ std::optional<std::string> check_arguments(const Request& request) {
         case Command::events:
         case Command::reload:
         case Command::shutdown:
+        case Command::health:
             return std::nullopt;
     }
     return std::nullopt;
@@ -184,7 +185,7 @@ Result parse_object(json& object) {
           read_bool(object, "previous", request.previous),
           read_bool(object, "follow", request.follow), read_string(object, "for", request.wait_for),
           read_within(object, request.within), read_bool(object, "no_block", request.no_block),
-          check_arguments(request)}) {
+          read_bool(object, "resources", request.resources), check_arguments(request)}) {
         if (problem) {
             return fail(ErrorCode::bad_request, std::move(*problem), std::move(request.id));
         }
@@ -218,6 +219,9 @@ void to_json(json& out, const Request& request) {
         case Command::status:
             if (!request.services.empty()) {
                 out["services"] = request.services;
+            }
+            if (request.resources) {
+                out["resources"] = true;
             }
             break;
         case Command::start:
@@ -259,6 +263,7 @@ void to_json(json& out, const Request& request) {
         case Command::events:
         case Command::reload:
         case Command::shutdown:
+        case Command::health:
             break;
     }
 }

@@ -26,6 +26,7 @@ struct Request {
     std::string wait_for = "ready";     // wait (`for`): "ready", "done" or "stopped"
     double within = 60.0;               // wait: seconds before not_reached
     bool no_block = false;              // stop/restart: reply at once, before the runs end
+    bool resources = false;             // status: each run's processes, CPU and memory
 
     bool operator==(const Request&) const = default;
 };

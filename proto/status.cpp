@@ -34,6 +34,13 @@ void health_members(S& v, F&& f) {
 }
 
 template <typename S, typename F>
+void resources_members(S& v, F&& f) {
+    f("cpu_seconds", v.cpu_seconds);
+    f("processes", v.processes);
+    f("rss_bytes", v.rss_bytes);
+}
+
+template <typename S, typename F>
 void service_members(S& v, F&& f) {
     f("group", v.group);
     f("health", v.health);
@@ -46,6 +53,7 @@ void service_members(S& v, F&& f) {
     f("pid", v.pid);
     f("ready", v.ready);
     f("ready_timeout", v.ready_timeout);
+    f("resources", v.resources);
     f("restarts", v.restarts);
     f("run", v.run);
     f("started_at", v.started_at);
@@ -75,7 +83,11 @@ template <typename S, typename Members>
 json object_from(const S& value, Members members) {
     json out = json::object();
     members(value, [&](const char* key, const auto& member) {
-        if constexpr (requires { member.has_value(); }) {
+        if constexpr (requires { member.asked; }) {
+            if (member.asked) {
+                out[key] = optional_to_json(member.value);
+            }
+        } else if constexpr (requires { member.has_value(); }) {
             out[key] = optional_to_json(member);
         } else {
             out[key] = json(member);
@@ -86,6 +98,7 @@ json object_from(const S& value, Members members) {
 
 void write(JsonWriter& w, const ExitInfo& value);
 void write(JsonWriter& w, const HealthInfo& value);
+void write(JsonWriter& w, const Resources& value);
 
 // Writes one member's value: scalars directly, nested objects through write().
 template <typename T>
@@ -96,7 +109,8 @@ void write_member(JsonWriter& w, const T& member) {
         } else {
             w.null();
         }
-    } else if constexpr (std::is_same_v<T, ExitInfo> || std::is_same_v<T, HealthInfo>) {
+    } else if constexpr (std::is_same_v<T, ExitInfo> || std::is_same_v<T, HealthInfo> ||
+                         std::is_same_v<T, Resources>) {
         write(w, member);
     } else {
         w.value(member);
@@ -107,14 +121,22 @@ template <typename S, typename Members>
 void write_object(JsonWriter& w, const S& value, Members members) {
     w.begin_object();
     members(value, [&](const char* key, const auto& member) {
-        w.key(key);
-        write_member(w, member);
+        if constexpr (requires { member.asked; }) {
+            if (member.asked) {
+                w.key(key);
+                write_member(w, member.value);
+            }
+        } else {
+            w.key(key);
+            write_member(w, member);
+        }
     });
     w.end_object();
 }
 
 constexpr auto k_exit = [](auto& v, auto&& f) { exit_members(v, f); };
 constexpr auto k_health = [](auto& v, auto&& f) { health_members(v, f); };
+constexpr auto k_resources = [](auto& v, auto&& f) { resources_members(v, f); };
 constexpr auto k_service = [](auto& v, auto&& f) { service_members(v, f); };
 constexpr auto k_daemon = [](auto& v, auto&& f) { daemon_members(v, f); };
 
@@ -123,6 +145,9 @@ void write(JsonWriter& w, const ExitInfo& value) {
 }
 void write(JsonWriter& w, const HealthInfo& value) {
     write_object(w, value, k_health);
+}
+void write(JsonWriter& w, const Resources& value) {
+    write_object(w, value, k_resources);
 }
 
 void write_services(JsonWriter& w, const std::vector<ServiceStatus>& services) {
@@ -168,6 +193,16 @@ std::string ok_reply(const json& id, const StatusResult& result) {
 std::string ok_reply(const json& id, const ServicesResult& result) {
     return reply_with(id, result.services.size(),
                       [&](JsonWriter& w) { write_services(w, result.services); });
+}
+
+void to_json(json& out, const Resources& value) {
+    out = object_from(value, k_resources);
+}
+
+void from_json(const json& in, Resources& value) {
+    field_from_json(in, "processes", value.processes);
+    field_from_json(in, "cpu_seconds", value.cpu_seconds);
+    field_from_json(in, "rss_bytes", value.rss_bytes);
 }
 
 void to_json(json& out, const ExitInfo& value) {
@@ -217,6 +252,10 @@ void from_json(const json& in, ServiceStatus& value) {
     field_from_json(in, "type", value.type);
     field_from_json(in, "stop_timeout", value.stop_timeout);
     optional_from_json(in, "ready_timeout", value.ready_timeout);
+    if (in.contains("resources")) {
+        value.resources.asked = true;
+        optional_from_json(in, "resources", value.resources.value);
+    }
 }
 
 void to_json(json& out, const DaemonStatus& value) {

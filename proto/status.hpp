@@ -4,6 +4,7 @@
 // from_json throws nlohmann::json::exception on a missing or wrong-typed required
 // field; pkitctl catches that once in main. (pkitd only writes these.)
 
+#include <cstdint>
 #include <optional>
 #include <string>
 #include <vector>
@@ -28,6 +29,23 @@ struct HealthInfo {
     std::string status = "unknown";  // "unknown", "healthy" or "unhealthy"
     int failures = 0;                // failed probes in a row
     bool operator==(const HealthInfo&) const = default;
+};
+
+// What the processes of a run use (SPEC §5 `resources`), summed over its process group.
+struct Resources {
+    int processes = 0;
+    double cpu_seconds = 0;  // user + system, of the live processes and of what they reaped
+    std::int64_t rss_bytes = 0;
+    bool operator==(const Resources&) const = default;
+};
+
+// A field written only when the request asked for it: absent otherwise (not null),
+// and null when asked for but there is nothing to report.
+template <typename T>
+struct Requested {
+    bool asked = false;
+    std::optional<T> value;
+    bool operator==(const Requested&) const = default;
 };
 
 // One service's status (SPEC §5).
@@ -56,6 +74,7 @@ struct ServiceStatus {
     // pkitctl sizes its wait for a stop or restart reply from them.
     double stop_timeout = 5.0;
     std::optional<double> ready_timeout;
+    Requested<Resources> resources;  // status with "resources": null without a current run
     bool operator==(const ServiceStatus&) const = default;
 };
 
@@ -102,6 +121,8 @@ struct ServicesResult {
 std::string ok_reply(const json& id, const StatusResult& result);
 std::string ok_reply(const json& id, const ServicesResult& result);
 
+void to_json(json& out, const Resources& value);
+void from_json(const json& in, Resources& value);
 void to_json(json& out, const ExitInfo& value);
 void from_json(const json& in, ExitInfo& value);
 void to_json(json& out, const HealthInfo& value);

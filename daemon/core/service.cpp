@@ -54,6 +54,7 @@ void Service::reset_counters() {
     m_restarts = 0;
     m_storm_pauses = 0;
     m_liveness_kills = 0;
+    m_crashes_at_reset = m_crashes;
     m_policy = PolicyState{};
     m_decision = Decision{};
 }

@@ -118,6 +118,8 @@ public:
     // Crashes over the service's life: the Supervisor feeds each new one to the
     // daemon-wide storm score.
     std::uint64_t crashes() const { return m_crashes; }
+    // Crashes since the counters were last made fresh (start, reload): a metric's counter.
+    std::uint64_t crashes_counted() const { return m_crashes - m_crashes_at_reset; }
     // An automatic restart has been decided and the run not launched yet.
     bool restart_pending() const { return m_restart_pending; }
     // The current wait is the daemon-wide storm pause, not this service's own.
@@ -183,6 +185,7 @@ private:
     // Counters and outcome (SPEC §5).
     int m_restarts = 0;
     std::uint64_t m_crashes = 0;
+    std::uint64_t m_crashes_at_reset = 0;
     bool m_restart_pending = false;
     bool m_held_by_daemon = false;
     bool m_no_restarts = false;

@@ -13,6 +13,8 @@
 #include "daemon/core/explain.hpp"
 #include "daemon/shell/daemon.hpp"
 #include "daemon/shell/event_view.hpp"
+#include "daemon/shell/health_view.hpp"
+#include "daemon/shell/resources.hpp"
 #include "daemon/shell/launcher.hpp"
 #include "proto/version.hpp"
 
@@ -227,6 +229,10 @@ void ControlHandlerImpl::on_request(ConnectionId connection, proto::Request requ
             reply_ok(connection, request.id, proto::json::object());
             m_daemon.request_shutdown("requested over the control socket");
             return;
+        case Command::health:
+            reply_ok(connection, request.id,
+                     health_result(std::as_const(m_daemon).supervisor(), m_daemon.now()));
+            return;
     }
 }
 
@@ -252,6 +258,18 @@ void ControlHandlerImpl::handle_status(ConnectionId connection, const proto::Req
     daemon.storm_pauses = std::as_const(m_daemon).supervisor().daemon_storm_pauses();
     // Written straight into the reply line: no JSON tree for a thousand services.
     proto::StatusResult result{std::move(daemon), statuses(*services)};
+    if (request.resources) {
+        // One pass over /proc for the whole request (SPEC §5 resources).
+        const core::Supervisor& sup = std::as_const(m_daemon).supervisor();
+        std::vector<proto::Resources> used = read_group_resources(run_groups(sup, *services));
+        for (std::size_t k = 0; k < services->size(); ++k) {
+            proto::ServiceStatus& status = result.services[k];
+            status.resources.asked = true;
+            if (sup.service((*services)[k]).has_process()) {
+                status.resources.value = used[k];
+            }
+        }
+    }
     m_server->reply(connection, proto::ok_reply(request.id, result));
 }
 

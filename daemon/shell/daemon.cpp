@@ -10,6 +10,7 @@
 #include "config/loader.hpp"
 #include "daemon/shell/control.hpp"
 #include "daemon/shell/event_view.hpp"
+#include "daemon/shell/http/endpoint.hpp"
 #include "daemon/shell/launcher.hpp"
 #include "proto/version.hpp"
 
@@ -112,6 +113,11 @@ int Daemon::run() {
     if (!m_options.socket_note.empty()) {
         log("info", m_options.socket_note);
     }
+    m_http = std::make_unique<http::Endpoint>(*this);
+    if (auto opened = m_http->open(m_supervisor.daemon_spec().http); !opened) {
+        log("error", opened.error());
+        return 3;
+    }
 
     log("info", proto::version_line("pkitd") + " started (pid " + std::to_string(::getpid()) + ", " +
                     std::to_string(m_supervisor.size()) + " services, socket " +
@@ -122,6 +128,7 @@ int Daemon::run() {
     m_systemd.ready(status_summary(m_supervisor));
     uv_run(m_loop, UV_RUN_DEFAULT);
 
+    m_http.reset();
     m_control.reset();
     m_notify.clear();
     m_pipes.clear();

@@ -52,6 +52,9 @@ struct DaemonOptions {
 };
 
 class ControlHandlerImpl;
+namespace http {
+class Endpoint;
+}
 
 class Daemon {
 public:
@@ -179,6 +182,7 @@ private:
     Timer m_timer;
     std::vector<std::unique_ptr<UvHandle<uv_signal_t>>> m_signals;
     std::unique_ptr<ControlHandlerImpl> m_control;
+    std::unique_ptr<http::Endpoint> m_http;  // pkitd.toml [http] (SPEC §11)
     ProbeRunner m_probes;
     SystemdNotifier m_systemd;
     PendingLaunches m_launches;

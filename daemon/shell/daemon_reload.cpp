@@ -11,6 +11,7 @@
 
 #include "daemon/shell/control.hpp"
 #include "daemon/shell/daemon.hpp"
+#include "daemon/shell/http/endpoint.hpp"
 
 namespace pkit::shell {
 
@@ -102,6 +103,9 @@ Daemon::ReloadResult Daemon::apply_reload(config::LoadResult tree) {
     core::ReloadOutcome outcome = m_supervisor.reload(std::move(*tree), now());
     if (m_control) {
         m_control->apply_access();
+    }
+    if (m_http) {
+        m_http->apply(m_supervisor.daemon_spec().http);
     }
     // Added services got new slots: the shell's per-service state grows with them.
     m_notify.resize(m_supervisor.size());

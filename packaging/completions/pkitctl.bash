@@ -30,7 +30,7 @@ _pkitctl() {
         cword=$COMP_CWORD
     fi
 
-    local commands="status start stop restart wait signal logs events explain reload shutdown check"
+    local commands="status health start stop restart wait signal logs events explain reload shutdown check"
     local global_opts="--socket --json --timeout --help --version"
 
     # The options that take a value.
@@ -76,7 +76,7 @@ _pkitctl() {
 
     local opts=""
     case $command in
-        status) opts="--tree" ;;
+        status) opts="--tree --resources" ;;
         start) opts="--all" ;;
         stop | restart) opts="--all --no-block" ;;
         wait) opts="--all --for --within" ;;

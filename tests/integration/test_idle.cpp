@@ -10,6 +10,7 @@
 
 #include "tests/integration/harness.hpp"
 #include "tests/integration/harness_switches.hpp"
+#include "tests/integration/http_client.hpp"
 
 using namespace pkit::itest;
 
@@ -61,5 +62,43 @@ TEST_CASE("idle: with 10 running services and no timer due pkitd is woken 0 time
         CHECK(s["pid"] == pids[i]);
         CHECK(s["run"] == 1);
     }
+    CHECK(pkitd.stop() == 0);
+}
+
+TEST_CASE("idle: with the [http] endpoint on, after a scrape and with no client pkitd is woken 0 times in 2 s") {
+    TempDir dir;
+    const int port = unused_port();
+    dir.daemon_config("[http]\nlisten = \"127.0.0.1:" + std::to_string(port) + "\"\n");
+    dir.service("idle", sh_command("exec sleep 1000"));
+    Daemon pkitd(dir);
+    pkitd.wait_ready();
+    const pid_t pid = pkitd.target_pid();
+    {
+        Client client = pkitd.client();
+        wait_status(client, "idle", state_is("running"), 10s, "idle runs");
+    }
+    // A scrape on a connection the client closes: pkitd closes its side and drops the
+    // connection's idle timer with it.
+    CHECK(http_get(port, "/metrics").status == 200);
+
+    Switches last = read_switches(pid);
+    auto last_change = Clock::now();
+    wait_for(
+        [&] {
+            const Switches now = read_switches(pid);
+            if (now.total() != last.total()) {
+                last = now;
+                last_change = Clock::now();
+                return false;
+            }
+            return Clock::now() - last_change >= 500ms;
+        },
+        20s, "pkitd's context switches stay unchanged for 500 ms", [&] { return text_of(last); });
+    const Switches before = read_switches(pid);
+    std::this_thread::sleep_for(2s);
+    const Switches after = read_switches(pid);
+    INFO("before: " << text_of(before) << "; after: " << text_of(after));
+    CHECK(after.total() - before.total() == 0);
+    CHECK(http_get(port, "/healthz").status == 200);
     CHECK(pkitd.stop() == 0);
 }

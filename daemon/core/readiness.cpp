@@ -1,0 +1,86 @@
+#include "daemon/core/readiness.hpp"
+
+#include <algorithm>
+#include <cstdio>
+
+namespace pkit::core {
+
+namespace {
+
+std::string one_decimal(double value) {
+    char buf[32];
+    std::snprintf(buf, sizeof buf, "%.1f", value);
+    return buf;
+}
+
+// "restart 3 in 1.6 s": the restart about to happen and the time left before it.
+std::string restart_words(const Service& s, Now now) {
+    double in = 0.0;
+    if (s.restart_at()) {
+        in = std::max(0.0, std::chrono::duration<double>(*s.restart_at() - now.mono).count());
+    }
+    return "restart " + std::to_string(s.restarts()) + " in " + one_decimal(in) + " s";
+}
+
+std::string joined(const std::vector<std::string>& names) {
+    std::string text;
+    for (const std::string& name : names) {
+        text += (text.empty() ? "" : ", ") + name;
+    }
+    return text;
+}
+
+}  // namespace
+
+std::optional<std::string> not_ready_reason(const Supervisor& supervisor, std::size_t index,
+                                            Now now) {
+    const Service& s = supervisor.service(index);
+    if (!s.spec().affects_readiness) {
+        return std::nullopt;
+    }
+    switch (s.state()) {
+        case State::running:
+            if (!s.ready()) {
+                return "starting: run " + std::to_string(s.run()) + " not ready yet";
+            }
+            if (s.health() == HealthStatus::unhealthy) {
+                return "unhealthy: " + std::to_string(s.health_failures()) +
+                       (s.health_failures() == 1 ? " failed probe" : " failed probes");
+            }
+            return std::nullopt;
+        case State::done:
+        case State::stopped:  // not supervised: the operator stopped it, or autostart = false
+            return std::nullopt;
+        case State::waiting: {
+            auto deps = supervisor.unsatisfied_dependencies(index);
+            return deps.empty() ? std::string("waiting: about to start")
+                                : "waiting: for " + joined(deps);
+        }
+        case State::starting:
+            return "starting: run " + std::to_string(s.run()) + " not ready yet";
+        case State::stopping:
+            return "stopping: run " + std::to_string(s.run());
+        case State::backoff:
+            return "backoff: " + restart_words(s, now);
+        case State::storm_pause:
+            return "storm_pause: " + restart_words(s, now);
+        case State::failed:
+            return "failed: " + (s.stopped_reason() ? std::string(to_string(*s.stopped_reason()))
+                                                    : std::string("unknown"));
+    }
+    return std::nullopt;
+}
+
+Readiness readiness(const Supervisor& supervisor, Now now) {
+    Readiness result;
+    for (std::size_t index : supervisor.start_order()) {
+        if (auto reason = not_ready_reason(supervisor, index, now)) {
+            const Service& s = supervisor.service(index);
+            result.not_ready.push_back(NotReady{s.name(), s.state(), std::move(*reason)});
+        }
+    }
+    result.ready = result.not_ready.empty() && !supervisor.shutting_down();
+    return result;
+}
+
+}  // namespace pkit::core

@@ -1,0 +1,27 @@
+#pragma once
+// HTTP responses of the endpoint (SPEC §11), as bytes ready to write. Pure.
+
+#include <string>
+#include <string_view>
+
+#include "daemon/shell/http/request_parser.hpp"
+
+namespace pkit::shell::http {
+
+struct Response {
+    int status = 200;
+    std::string content_type = "text/plain; charset=utf-8";
+    std::string body;
+    bool close = false;  // the connection closes once this is written
+};
+
+// The reason phrase of the statuses the endpoint uses ("OK", "Not Found", ...).
+std::string_view reason_phrase(int status);
+
+// The response's bytes: status line, Content-Type, Content-Length, Connection and,
+// unless `head_only`, the body. `keep_alive` is what the connection does next; for an
+// HTTP/1.0 request it is said explicitly (Connection: keep-alive).
+std::string serialize(const Response& response, bool keep_alive, bool head_only,
+                      int request_minor_version);
+
+}  // namespace pkit::shell::http

@@ -1,0 +1,23 @@
+#pragma once
+// Which answer a request gets (SPEC §11): GET and HEAD only; /healthz and /livez,
+// /readyz, /metrics; everything else 404. Pure: what is served comes in as functions,
+// called only for the path that needs them.
+
+#include <functional>
+#include <string>
+
+#include "daemon/shell/http/request_parser.hpp"
+#include "daemon/shell/http/response.hpp"
+
+namespace pkit::shell::http {
+
+struct Sources {
+    // pkitd's readiness and the `health` result as JSON (the /readyz body).
+    std::function<std::pair<bool, std::string>()> readiness;
+    // The Prometheus exposition.
+    std::function<std::string()> metrics;
+};
+
+Response route(const Request& request, const Sources& sources);
+
+}  // namespace pkit::shell::http

@@ -1,0 +1,127 @@
+#include "daemon/shell/http/server.hpp"
+
+#include <netdb.h>
+#include <sys/socket.h>
+
+#include <algorithm>
+#include <cstring>
+
+#include "daemon/shell/http/connection.hpp"
+
+namespace pkit::shell::http {
+
+namespace {
+
+// The kernel's queue of connections not yet accepted: clients beyond the 64 served
+// wait there (SOMAXCONN caps it).
+constexpr int k_backlog = 1024;
+
+struct Resolved {
+    sockaddr_storage address{};
+};
+
+// "host:port" or "[v6]:port" (the loader has checked the form) to an address. A name
+// is resolved with getaddrinfo, which blocks: it runs at start-up and at a reload.
+std::expected<Resolved, std::string> resolve(const std::string& listen) {
+    std::size_t colon = listen.rfind(':');
+    if (colon == std::string::npos) {
+        return std::unexpected(std::string("not host:port"));
+    }
+    std::string host = listen.substr(0, colon);
+    std::string port = listen.substr(colon + 1);
+    if (host.size() >= 2 && host.front() == '[' && host.back() == ']') {
+        host = host.substr(1, host.size() - 2);
+    }
+    addrinfo hints{};
+    hints.ai_family = AF_UNSPEC;
+    hints.ai_socktype = SOCK_STREAM;
+    hints.ai_flags = AI_NUMERICSERV;
+    addrinfo* found = nullptr;
+    int rc = ::getaddrinfo(host.c_str(), port.c_str(), &hints, &found);
+    if (rc != 0 || found == nullptr) {
+        return std::unexpected(std::string("cannot resolve \"") + host + "\": " +
+                               ::gai_strerror(rc));
+    }
+    Resolved out;
+    std::memcpy(&out.address, found->ai_addr,
+                std::min<std::size_t>(found->ai_addrlen, sizeof out.address));
+    ::freeaddrinfo(found);
+    return out;
+}
+
+}  // namespace
+
+Server::Server(uv_loop_t* loop, std::string listen, Sources sources)
+    : m_loop(loop), m_listen(std::move(listen)), m_sources(std::move(sources)), m_listener(this) {}
+
+Server::~Server() {
+    m_connections.clear();
+    m_listener.reset();
+}
+
+std::expected<std::unique_ptr<Server>, std::string> Server::open(uv_loop_t* loop,
+                                                                 const std::string& listen,
+                                                                 Sources sources) {
+    auto failed = [&](const std::string& why) {
+        return std::unexpected("cannot listen on " + listen + " ([http] listen): " + why);
+    };
+    auto address = resolve(listen);
+    if (!address) {
+        return failed(address.error());
+    }
+    std::unique_ptr<Server> server(new Server(loop, listen, std::move(sources)));
+    int rc = server->m_listener.init(uv_tcp_init, loop);
+    if (rc == 0) {
+        rc = uv_tcp_bind(server->m_listener.get(),
+                         reinterpret_cast<const sockaddr*>(&address->address), 0);
+    }
+    if (rc == 0) {
+        rc = uv_listen(server->m_listener.as_stream(), k_backlog,
+                       [](uv_stream_t* listener, int status) {
+                           if (auto* self = static_cast<Server*>(listener->data)) {
+                               self->on_connection(status);
+                           }
+                       });
+    }
+    if (rc != 0) {
+        return failed(uv_strerror(rc));
+    }
+    return server;
+}
+
+void Server::on_connection(int status) {
+    if (status < 0) {
+        return;  // EMFILE and the like: libuv retries on the next readiness
+    }
+    m_waiting = true;
+    accept_one();
+}
+
+void Server::accept_one() {
+    if (!m_waiting || m_connections.size() >= k_max_connections) {
+        return;  // libuv keeps the connection and stops polling until we accept
+    }
+    try {
+        auto connection = std::make_unique<Connection>(*this, m_loop);
+        int rc = uv_accept(m_listener.as_stream(), connection->stream());
+        m_waiting = false;
+        if (rc != 0) {
+            return;
+        }
+        m_connections.push_back(std::move(connection));
+        m_connections.back()->start();
+    } catch (...) {
+        // Out of memory: the client waits in the backlog for the next try.
+    }
+}
+
+void Server::release(Connection* connection) {
+    auto it = std::ranges::find_if(m_connections,
+                                   [&](const auto& owned) { return owned.get() == connection; });
+    if (it != m_connections.end()) {
+        m_connections.erase(it);
+    }
+    accept_one();
+}
+
+}  // namespace pkit::shell::http

@@ -1,0 +1,59 @@
+#pragma once
+// The HTTP endpoint's listener (SPEC §11), on pkitd's libuv loop. It holds at most
+// k_max_connections connections; while it does, it stops accepting: libuv keeps the
+// one connection it has taken off the backlog unaccepted and stops polling the
+// listener until accept_one() takes it, so the others wait in the kernel's backlog.
+// Nothing here arms a timer while no connection is open.
+
+#include <uv.h>
+
+#include <cstddef>
+#include <expected>
+#include <memory>
+#include <string>
+#include <vector>
+
+#include "daemon/shell/http/router.hpp"
+#include "daemon/shell/uv_handle.hpp"
+
+namespace pkit::shell::http {
+
+inline constexpr std::size_t k_max_connections = 64;
+
+class Connection;
+
+class Server {
+public:
+    // Resolves `listen` ("host:port", "[v6]:port"; a name is resolved now, blocking),
+    // binds and listens. The error names the address and the reason.
+    static std::expected<std::unique_ptr<Server>, std::string> open(uv_loop_t* loop,
+                                                                     const std::string& listen,
+                                                                     Sources sources);
+    ~Server();
+    Server(const Server&) = delete;
+    Server& operator=(const Server&) = delete;
+
+    const std::string& listen() const { return m_listen; }
+    std::size_t connections() const { return m_connections.size(); }
+
+    // --- For Connection ------------------------------------------------------------
+    const Sources& sources() const { return m_sources; }
+    // The connection has closed its handle: forget it, and take a waiting client.
+    // Call as the connection's last act; it is destroyed here.
+    void release(Connection* connection);
+
+private:
+    Server(uv_loop_t* loop, std::string listen, Sources sources);
+    void on_connection(int status);
+    // Accepts the connection libuv holds, if there is room.
+    void accept_one();
+
+    uv_loop_t* m_loop;
+    std::string m_listen;
+    Sources m_sources;
+    UvHandle<uv_tcp_t> m_listener;
+    std::vector<std::unique_ptr<Connection>> m_connections;
+    bool m_waiting = false;  // libuv holds a connection not accepted yet
+};
+
+}  // namespace pkit::shell::http

@@ -1,0 +1,150 @@
+#include "tests/integration/http_client.hpp"
+
+#include <arpa/inet.h>
+#include <netinet/in.h>
+#include <poll.h>
+#include <sys/socket.h>
+#include <unistd.h>
+
+#include <algorithm>
+#include <cctype>
+#include <cstdint>
+#include <cerrno>
+#include <cstring>
+
+#include "tests/integration/harness_doctest.hpp"
+
+namespace pkit::itest {
+
+HttpConnection::HttpConnection(int port) {
+    m_fd = ::socket(AF_INET, SOCK_STREAM | SOCK_CLOEXEC, 0);
+    REQUIRE(m_fd >= 0);
+    sockaddr_in addr{};
+    addr.sin_family = AF_INET;
+    addr.sin_port = htons(static_cast<std::uint16_t>(port));
+    addr.sin_addr.s_addr = htonl(INADDR_LOOPBACK);
+    int rc = ::connect(m_fd, reinterpret_cast<sockaddr*>(&addr), sizeof addr);
+    REQUIRE_MESSAGE(rc == 0, "connect to 127.0.0.1:" << port << ": " << std::strerror(errno));
+}
+
+HttpConnection::~HttpConnection() {
+    if (m_fd >= 0) {
+        ::close(m_fd);
+    }
+}
+
+bool HttpConnection::send(const std::string& bytes) {
+    std::size_t sent = 0;
+    while (sent < bytes.size()) {
+        ssize_t n = ::send(m_fd, bytes.data() + sent, bytes.size() - sent, MSG_NOSIGNAL);
+        if (n < 0) {
+            if (errno == EINTR) {
+                continue;
+            }
+            return false;
+        }
+        sent += static_cast<std::size_t>(n);
+    }
+    return true;
+}
+
+bool HttpConnection::fill(std::chrono::steady_clock::time_point deadline) {
+    if (m_eof) {
+        return false;
+    }
+    for (;;) {
+        auto left = std::chrono::duration_cast<std::chrono::milliseconds>(
+            deadline - std::chrono::steady_clock::now());
+        if (left.count() <= 0) {
+            return false;
+        }
+        pollfd p{m_fd, POLLIN, 0};
+        int rc = ::poll(&p, 1, static_cast<int>(left.count()));
+        if (rc < 0 && errno == EINTR) {
+            continue;
+        }
+        if (rc <= 0) {
+            return false;
+        }
+        char buf[65536];
+        ssize_t n = ::recv(m_fd, buf, sizeof buf, 0);
+        if (n < 0 && errno == EINTR) {
+            continue;
+        }
+        if (n <= 0) {
+            m_eof = true;
+            return false;
+        }
+        m_buffer.append(buf, static_cast<std::size_t>(n));
+        return true;
+    }
+}
+
+std::optional<HttpReply> HttpConnection::read_reply(std::chrono::milliseconds timeout, bool head) {
+    auto deadline = std::chrono::steady_clock::now() + timeout;
+    std::size_t end;
+    while ((end = m_buffer.find("\r\n\r\n")) == std::string::npos) {
+        if (!fill(deadline)) {
+            return std::nullopt;
+        }
+    }
+    HttpReply reply;
+    std::string head_text = m_buffer.substr(0, end);
+    m_buffer.erase(0, end + 4);
+    std::size_t line_end = head_text.find("\r\n");
+    std::string status_line = head_text.substr(0, line_end);
+    if (status_line.size() < 12 || !status_line.starts_with("HTTP/1.")) {
+        return std::nullopt;
+    }
+    reply.status = std::stoi(status_line.substr(9, 3));
+    std::size_t at = line_end == std::string::npos ? head_text.size() : line_end + 2;
+    while (at < head_text.size()) {
+        std::size_t next = head_text.find("\r\n", at);
+        std::string line = head_text.substr(at, next - at);
+        std::size_t colon = line.find(':');
+        if (colon != std::string::npos) {
+            std::string name = line.substr(0, colon);
+            std::ranges::transform(name, name.begin(), [](unsigned char c) { return std::tolower(c); });
+            std::string value = line.substr(colon + 1);
+            value.erase(0, value.find_first_not_of(' '));
+            reply.headers[name] = value;
+        }
+        at = next == std::string::npos ? head_text.size() : next + 2;
+    }
+    if (head) {
+        return reply;
+    }
+    std::size_t length = std::stoul(reply.header("content-length").empty()
+                                        ? "0"
+                                        : reply.header("content-length"));
+    while (m_buffer.size() < length) {
+        if (!fill(deadline)) {
+            return std::nullopt;
+        }
+    }
+    reply.body = m_buffer.substr(0, length);
+    m_buffer.erase(0, length);
+    return reply;
+}
+
+bool HttpConnection::closed_within(std::chrono::milliseconds timeout) {
+    auto deadline = std::chrono::steady_clock::now() + timeout;
+    while (!m_eof) {
+        if (!fill(deadline) && !m_eof) {
+            return false;
+        }
+        m_buffer.clear();
+    }
+    return true;
+}
+
+HttpReply http_get(int port, const std::string& path, const std::string& method) {
+    HttpConnection connection(port);
+    REQUIRE(connection.send(method + " " + path +
+                            " HTTP/1.1\r\nHost: localhost\r\nConnection: close\r\n\r\n"));
+    auto reply = connection.read_reply(std::chrono::seconds(10), method == "HEAD");
+    REQUIRE_MESSAGE(reply, "no response to " << method << " " << path);
+    return *reply;
+}
+
+}  // namespace pkit::itest

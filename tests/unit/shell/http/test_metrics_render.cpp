@@ -1,0 +1,68 @@
+// The pure pieces of the endpoint: label escaping, the router's answers, the response
+// bytes, and /proc/PID/stat parsing for resources.
+
+#include <doctest/doctest.h>
+
+#include "daemon/shell/http/metrics.hpp"
+#include "daemon/shell/http/router.hpp"
+#include "daemon/shell/resources.hpp"
+
+namespace pkit::shell::http {
+namespace {
+
+TEST_CASE("metrics: label values escape backslash, quote and newline") {
+    CHECK(escape_label("plain") == "plain");
+    CHECK(escape_label("a\\b\"c\nd") == "a\\\\b\\\"c\\nd");
+}
+
+TEST_CASE("router: GET and HEAD only, the four paths, 404 for the rest") {
+    Sources sources{[] { return std::pair{false, std::string("{\"ready\":false}")}; },
+                    [] { return std::string("m 1\n"); }};
+    auto get = [&](std::string method, std::string path) {
+        return route(Request{std::move(method), std::move(path), 1, 1, true}, sources);
+    };
+    CHECK(get("GET", "/healthz").status == 200);
+    CHECK(get("GET", "/healthz").body == "ok\n");
+    CHECK(get("HEAD", "/livez").status == 200);
+    CHECK(get("GET", "/readyz").status == 503);
+    CHECK(get("GET", "/readyz").body == "{\"ready\":false}\n");
+    CHECK(get("GET", "/metrics").content_type == "text/plain; version=0.0.4");
+    CHECK(get("GET", "/metrics").body == "m 1\n");
+    CHECK(get("GET", "/etc/passwd").status == 404);
+    CHECK(get("GET", "/../metrics").status == 404);
+    CHECK(get("POST", "/metrics").status == 405);
+    CHECK(get("PUT", "/healthz").status == 405);
+}
+
+TEST_CASE("response: HEAD keeps the Content-Length and drops the body") {
+    Response r{200, "text/plain", "hello", false};
+    std::string full = serialize(r, true, false, 1);
+    std::string head = serialize(r, true, true, 1);
+    CHECK(full.starts_with("HTTP/1.1 200 OK\r\n"));
+    CHECK(full.find("Content-Length: 5\r\n") != std::string::npos);
+    CHECK(full.ends_with("\r\n\r\nhello"));
+    CHECK(head.find("Content-Length: 5\r\n") != std::string::npos);
+    CHECK(head.ends_with("\r\n\r\n"));
+    CHECK(serialize(r, false, false, 1).find("Connection: close\r\n") != std::string::npos);
+    CHECK(serialize(r, true, false, 0).find("Connection: keep-alive\r\n") != std::string::npos);
+}
+
+TEST_CASE("resources: a /proc/PID/stat line with spaces and parentheses in comm") {
+    std::string line =
+        "4242 (a b) c) S 1 4240 4240 0 -1 4194560 100 0 0 0 250 50 30 20 20 0 1 0 12345 "
+        "1000000 1280 18446744073709551615 0 0 0 0 0 0 0 0 0 0 0 0 17 1 0 0 0 0 0\n";
+    ProcStat stat;
+    REQUIRE(parse_proc_stat(line, stat));
+    CHECK(stat.pgid == 4240);
+    CHECK(stat.state == 'S');
+    CHECK(stat.utime == 250);
+    CHECK(stat.stime == 50);
+    CHECK(stat.cutime == 30);
+    CHECK(stat.cstime == 20);
+    CHECK(stat.rss_pages == 1280);
+    CHECK_FALSE(parse_proc_stat("4242 (x) S 1 2", stat));
+    CHECK_FALSE(parse_proc_stat("garbage", stat));
+}
+
+}  // namespace
+}  // namespace pkit::shell::http
