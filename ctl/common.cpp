@@ -8,6 +8,7 @@
 #include <sys/stat.h>
 
 #include "ctl/client.hpp"
+#include "ctl/render.hpp"
 #include "proto/socket_path.hpp"
 
 namespace pkit::ctl {
@@ -78,6 +79,15 @@ void print_json(const proto::json& value) {
 
 std::vector<proto::ServiceStatus> services_of(const proto::json& result) {
     return result.at("services").get<std::vector<proto::ServiceStatus>>();
+}
+
+int print_services(const GlobalOptions& global, const proto::json& result) {
+    if (global.json) {
+        print_json(result);
+    } else {
+        std::cout << render_table(services_of(result), use_color());
+    }
+    return k_exit_ok;
 }
 
 }  // namespace pkit::ctl

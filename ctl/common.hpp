@@ -68,7 +68,11 @@ std::chrono::milliseconds timeout_for_work(const GlobalOptions& global, double w
 // Prints `value` as compact JSON and a newline (the --json output).
 void print_json(const proto::json& value);
 
-// The services of a start/stop/restart/signal result, parsed.
+// The services of a start/stop/restart/signal/wait result, parsed.
 std::vector<proto::ServiceStatus> services_of(const proto::json& result);
+
+// Prints a result holding status rows (start, stop, restart, signal, wait): as JSON
+// with --json, else as the status table. Returns k_exit_ok.
+int print_services(const GlobalOptions& global, const proto::json& result);
 
 }  // namespace pkit::ctl

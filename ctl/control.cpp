@@ -14,7 +14,6 @@
 #include <memory>
 
 #include "ctl/commands.hpp"
-#include "ctl/render.hpp"
 
 namespace pkit::ctl {
 namespace {
@@ -65,12 +64,7 @@ int run_control(const GlobalOptions& global, const ControlOptions& options) {
     proto::Request request{.cmd = options.command, .services = options.names, .all = options.all};
     request.no_block = options.no_block;
     auto result = call(global, request, reply_timeout(global, options));
-    if (global.json) {
-        print_json(result);
-    } else {
-        std::cout << render_table(services_of(result), use_color());
-    }
-    return k_exit_ok;
+    return print_services(global, result);
 }
 
 Subcommand add_one(CLI::App& app, const GlobalOptions& global, proto::Command command,

@@ -6,7 +6,6 @@
 
 #include "config/values.hpp"
 #include "ctl/commands.hpp"
-#include "ctl/render.hpp"
 
 namespace pkit::ctl {
 namespace {
@@ -31,12 +30,7 @@ int run_signal(const GlobalOptions& global, const SignalOptions& options) {
         .group = options.group,
     };
     auto result = call(global, request);
-    if (global.json) {
-        print_json(result);
-    } else {
-        std::cout << render_table(services_of(result), use_color());
-    }
-    return k_exit_ok;
+    return print_services(global, result);
 }
 
 }  // namespace

@@ -11,7 +11,6 @@
 #include "config/values.hpp"
 #include "ctl/client.hpp"
 #include "ctl/commands.hpp"
-#include "ctl/render.hpp"
 
 namespace pkit::ctl {
 namespace {
@@ -49,12 +48,7 @@ int run_wait(const GlobalOptions& global, const WaitOptions& options) {
         return k_exit_not_running;
     }
     auto result = result_of(std::move(reply), client.path());
-    if (global.json) {
-        print_json(result);
-    } else {
-        std::cout << render_table(services_of(result), use_color());
-    }
-    return k_exit_ok;
+    return print_services(global, result);
 }
 
 }  // namespace
