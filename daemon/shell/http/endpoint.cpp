@@ -6,6 +6,7 @@
 #include "daemon/shell/health_view.hpp"
 #include "daemon/shell/http/metrics.hpp"
 #include "daemon/shell/resources.hpp"
+#include "proto/version.hpp"
 
 namespace pkit::shell::http {
 
@@ -22,7 +23,7 @@ Sources Endpoint::sources() {
         core::Now now = daemon.now();
         MetricsInput input;
         input.supervisor = &sup;
-        input.version = PKIT_VERSION;
+        input.version = std::string(proto::version());
         input.start_time = now.wall - daemon.uptime();
         input.ready = health_result(sup, now).ready;
         input.orphans_reaped = daemon.orphans_reaped();
