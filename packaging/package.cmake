@@ -36,6 +36,10 @@ set(CPACK_DEBIAN_PACKAGE_DESCRIPTION
 # Directories 0755 whatever the build machine's umask.
 set(CPACK_INSTALL_DEFAULT_DIRECTORY_PERMISSIONS
     OWNER_READ OWNER_WRITE OWNER_EXECUTE GROUP_READ GROUP_EXECUTE WORLD_READ WORLD_EXECUTE)
+# cpack (and `make install`) must not rebuild the whole tree, tests included, first:
+# `make deb` builds what the package holds through package_deb's dependencies, and
+# the packaging test runs after the build.
+set(CMAKE_SKIP_INSTALL_ALL_DEPENDENCY ON)
 include(CPack)
 
 # `package` would also be fine; this name says what it makes and does not collide

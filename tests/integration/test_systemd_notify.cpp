@@ -3,6 +3,7 @@
 // the environment its services get (no NOTIFY_SOCKET or WATCHDOG_* of pkitd's).
 
 #include <poll.h>
+#include <signal.h>
 #include <sys/socket.h>
 #include <sys/un.h>
 #include <unistd.h>
@@ -137,7 +138,7 @@ TEST_CASE("under a NOTIFY_SOCKET pkitd reports ready, status, reload and stoppin
     CHECK_MESSAGE(status.rfind("STATUS=", 0) == 0, status);
 
     // A reload: RELOADING=1, then READY=1.
-    CHECK(run_ctl({"--socket", daemon.socket(), "reload"}).status == 0);
+    CHECK(run_ctl({"--socket", daemon.socket(), "reload"}).exit_code == 0);
     systemd.until("RELOADING=1");
     systemd.until("READY=1");
 

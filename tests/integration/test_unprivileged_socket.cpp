@@ -58,8 +58,8 @@ TEST_CASE("an unprivileged pkitd without --socket serves under $XDG_RUNTIME_DIR"
     CommandResult result;
     do {
         result = run_command(ctl, 10s, {"XDG_RUNTIME_DIR=" + runtime});
-    } while (result.status != 0 && Clock::now() < deadline);
-    CHECK_MESSAGE(result.status == 0, result.all());
+    } while (result.exit_code != 0 && Clock::now() < deadline);
+    CHECK_MESSAGE(result.exit_code == 0, result.all());
     CHECK_MESSAGE(result.out.find("web") != std::string::npos, result.out);
     CHECK_MESSAGE(result.out.find("running") != std::string::npos, result.out);
     // setpriv execs pkitd, so the forked pid is pkitd itself (the harness's wrapper

@@ -10,8 +10,8 @@ using namespace pkit::itest;
 TEST_CASE("pkitd --version and pkitctl --version print the same form") {
     auto pkitd = run_pkitd({"--version"});
     auto pkitctl = run_ctl({"--version"});
-    REQUIRE(pkitd.status == 0);
-    REQUIRE(pkitctl.status == 0);
+    REQUIRE(pkitd.exit_code == 0);
+    REQUIRE(pkitctl.exit_code == 0);
     const std::string version = PKIT_VERSION;
     const std::regex form_d("pkitd " + std::regex_replace(version, std::regex("\\."), "\\.") +
                             "( \\(git [0-9a-f]+\\))?\n");
