@@ -20,19 +20,18 @@ set(CPACK_DEBIAN_PACKAGE_SECTION admin)
 set(CPACK_DEBIAN_PACKAGE_PRIORITY optional)
 set(CPACK_DEBIAN_PACKAGE_SHLIBDEPS ON)
 set(CPACK_DEBIAN_PACKAGE_HOMEPAGE "https://example.org/pkit")
-# The extended description: lines after the first start with a space; an empty
-# line is " ." (Debian policy 5.6.13).
+# The extended description, under the summary as the synopsis; CPack indents each line
+# and writes the empty line as " ." (Debian policy 5.6.13).
 set(CPACK_DEBIAN_PACKAGE_DESCRIPTION
-"process supervisor for containers and small hosts
- pkitd starts the services described in /etc/pkit (one TOML file each),
- restarts them with jittered exponential backoff, a failure-storm guard and
- restart limits, orders them by dependencies and supervision groups, checks
- their liveness and readiness, and reaps every child, so it can run as PID 1
- in a container or as one systemd unit on a small host.
- .
- pkitctl shows and steers the services over a Unix socket: status, start,
- stop, restart, logs, events and a plain-words explanation of why a service
- is in its state.")
+"pkitd starts the services described in /etc/pkit (one TOML file each),
+restarts them with jittered exponential backoff, a failure-storm guard and
+restart limits, orders them by dependencies and supervision groups, checks
+their liveness and readiness, and reaps every child, so it can run as PID 1
+in a container or as one systemd unit on a small host.
+
+pkitctl shows and steers the services over a Unix socket: status, start,
+stop, restart, logs, events and a plain-words explanation of why a service
+is in its state.")
 # Directories 0755 whatever the build machine's umask.
 set(CPACK_INSTALL_DEFAULT_DIRECTORY_PERMISSIONS
     OWNER_READ OWNER_WRITE OWNER_EXECUTE GROUP_READ GROUP_EXECUTE WORLD_READ WORLD_EXECUTE)

@@ -79,6 +79,12 @@ private:
     std::vector<std::string> m_seen;
 };
 
+// A shell fragment writing the run's environment to `path` whole: the file appears
+// only once complete, so wait_file() never sees it half written.
+std::string dump_env(const std::string& path) {
+    return "env > " + path + ".tmp && mv " + path + ".tmp " + path;
+}
+
 bool mentions(const std::vector<std::string>& messages, const std::string& needle) {
     for (const auto& m : messages) {
         if (m.find(needle) != std::string::npos) {
@@ -103,9 +109,8 @@ std::string env_names(const std::string& path) {
 TEST_CASE("under a NOTIFY_SOCKET pkitd reports ready, status, reload and stopping") {
     TempDir dir;
     FakeSystemd systemd(dir.file("systemd-notify.sock"));
-    dir.service("plain", sh_command("env > " + dir.file("plain.env") + "; exec sleep 1000"));
-    dir.service("notified", sh_command("env > " + dir.file("notified.env") +
-                                       "; exec sleep 1000") +
+    dir.service("plain", sh_command(dump_env(dir.file("plain.env")) + "; exec sleep 1000"));
+    dir.service("notified", sh_command(dump_env(dir.file("notified.env")) + "; exec sleep 1000") +
                                 "[ready]\nnotify = true\ntimeout = \"60s\"\n");
     dir.service("crasher", sh_command("sleep 0.2; exit 1") +
                                "autostart = false\n[restart]\npolicy = \"never\"\n");
@@ -152,7 +157,7 @@ TEST_CASE("under a NOTIFY_SOCKET pkitd reports ready, status, reload and stoppin
 TEST_CASE("with WATCHDOG_USEC pkitd pings the watchdog at half the period") {
     TempDir dir;
     FakeSystemd systemd(dir.file("systemd-notify.sock"));
-    dir.service("plain", sh_command("env > " + dir.file("plain.env") + "; exec sleep 1000"));
+    dir.service("plain", sh_command(dump_env(dir.file("plain.env")) + "; exec sleep 1000"));
     Daemon daemon(dir, {.env = {systemd.env(), "WATCHDOG_USEC=200000"}});
     systemd.until("READY=1");
     // Several pings; the period itself is a figure, not an assertion.

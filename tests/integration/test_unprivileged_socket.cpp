@@ -52,7 +52,10 @@ TEST_CASE("an unprivileged pkitd without --socket serves under $XDG_RUNTIME_DIR"
     CHECK_MESSAGE(daemon.log().find(expected) != std::string::npos, daemon.log());
     CHECK_MESSAGE(daemon.log().find("/run/pkit") != std::string::npos, daemon.log());
 
-    std::vector<std::string> ctl = as_nobody();
+    // run_command takes a path in argv[0]: env finds setpriv.
+    std::vector<std::string> ctl = {"/usr/bin/env"};
+    const std::vector<std::string> nobody = as_nobody();
+    ctl.insert(ctl.end(), nobody.begin(), nobody.end());
     ctl.insert(ctl.end(), {PKITCTL_BIN, "status", "web"});
     auto deadline = Clock::now() + 10s;
     CommandResult result;
