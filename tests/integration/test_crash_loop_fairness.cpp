@@ -55,7 +55,10 @@ TEST_CASE("30 services crash-looping at zero backoff leave pkitd answering, reap
             zombies_seen = describe(zombies);
         }
     }
-    CHECK_MESSAGE(most_zombies <= k_services, "zombies of pkitd:\n" << zombies_seen);
+    // At most one unreaped run per service, and for a launch failure one more: its
+    // report pipe says it failed (and the service launches again) before its child is
+    // reaped. A loop that stopped reaping piles up far more (99 of 100 before).
+    CHECK_MESSAGE(most_zombies <= 2 * k_services, "zombies of pkitd:\n" << zombies_seen);
     // Still spinning after all that: the answers did not come from a stalled loop.
     const int restarts = status(client, "loop0").value("restarts", 0);
     wait_status(

@@ -87,6 +87,9 @@ TEST_CASE("http endpoint: keep-alive serves two requests on one connection, HTTP
     dir.service("web", sh_command("exec sleep 1000"));
     Daemon pkitd(dir);
     pkitd.wait_ready();
+    // The scrape below looks for web running: wait until it is.
+    Client client = pkitd.client();
+    wait_status(client, "web", state_is("running"), 10s, "web runs");
 
     {
         HttpConnection c(port);
@@ -150,7 +153,7 @@ TEST_CASE("http endpoint: a 9 KiB header is 431 and garbage is 400, each closing
     Daemon pkitd(dir);
     pkitd.wait_ready();
     Client client = pkitd.client();
-    const int pid = status(client, "web")["pid"].get<int>();
+    const int pid = wait_status(client, "web", state_is("running"), 10s, "web runs")["pid"].get<int>();
 
     HttpConnection keeper(port);  // an innocent client, kept across the bad ones
     REQUIRE(keeper.send("GET /healthz HTTP/1.1\r\n\r\n"));
