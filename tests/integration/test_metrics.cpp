@@ -105,7 +105,9 @@ TEST_CASE("metrics: counters grow with runs and restarts, and a reload that chan
     wait_status(client, "loop", run_at_least(static_cast<int>(runs1) + 2), 10s, "two more runs");
     std::string second = http_get(port, "/metrics").body;
     CHECK(sample(second, "pkit_service_runs_total{service=\"loop\"}") >= runs1 + 2);
-    CHECK(sample(second, "pkit_service_restarts_total{service=\"loop\"}") >= restarts1 + 2);
+    // Two more runs are two more restarts, less one when the first scrape fell in a
+    // backoff (the restart already counted, its run not begun).
+    CHECK(sample(second, "pkit_service_restarts_total{service=\"loop\"}") >= restarts1 + 1);
     CHECK(sample(second, "pkit_service_crashes_total{service=\"loop\"}") >= 3);
 
     // A changed definition: fresh counters, so the restarts counter starts over.
