@@ -161,9 +161,16 @@ inline std::string service_name(std::size_t i) {
 
 // --- /proc ------------------------------------------------------------------------
 
+// The whole file, or what was read before an error: a /proc file of a process that
+// exits meanwhile fails with ESRCH, which libstdc++'s stream reports by throwing.
 inline std::string read_text(const std::string& path) {
     std::ifstream in(path, std::ios::binary);
-    return std::string(std::istreambuf_iterator<char>(in), std::istreambuf_iterator<char>());
+    std::string text;
+    try {
+        text.assign(std::istreambuf_iterator<char>(in), std::istreambuf_iterator<char>());
+    } catch (const std::ios_base::failure&) {
+    }
+    return text;
 }
 
 // The number after `key` (e.g. "VmRSS:") in a /proc key-value file, or -1.

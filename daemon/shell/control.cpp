@@ -75,7 +75,7 @@ std::optional<gid_t> resolve_group(const config::Principal& p) {
 // pkitd.toml's control_users and control_group, resolved into `options`; names that
 // resolve to nothing are logged and left out.
 void resolve_access(Daemon& daemon, SocketOptions& options) {
-    const config::DaemonSpec& spec = daemon.supervisor().daemon_spec();
+    const config::DaemonSpec& spec = std::as_const(daemon).supervisor().daemon_spec();
     options.allowed_uids.clear();
     options.allowed_gid.reset();
     for (const config::Principal& user : spec.control_users) {
@@ -310,7 +310,7 @@ void ControlHandlerImpl::handle_control(ConnectionId connection, const proto::Re
 }
 
 bool ControlHandlerImpl::pending_done(const Pending& pending) const {
-    const core::Supervisor& sup = m_daemon.supervisor();
+    const core::Supervisor& sup = std::as_const(m_daemon).supervisor();
     for (std::size_t k = 0; k < pending.services.size(); ++k) {
         const core::Service& s = sup.service(pending.services[k]);
         core::State state = s.state();
@@ -367,7 +367,7 @@ void ControlHandlerImpl::handle_signal(ConnectionId connection, const proto::Req
 }
 
 void ControlHandlerImpl::handle_logs(ConnectionId connection, const proto::Request& request) {
-    auto index = m_daemon.supervisor().find(request.service);
+    auto index = std::as_const(m_daemon).supervisor().find(request.service);
     if (!index) {
         reply_error(connection, request.id, proto::ErrorCode::unknown_service,
                     "unknown service \"" + request.service + "\"");
@@ -376,7 +376,7 @@ void ControlHandlerImpl::handle_logs(ConnectionId connection, const proto::Reque
     if (request.follow && !subscribe(connection, request, *index)) {
         return;
     }
-    const core::Service& s = m_daemon.supervisor().service(*index);
+    const core::Service& s = std::as_const(m_daemon).supervisor().service(*index);
     const core::OutputTail& tail = request.previous ? s.previous_tail() : s.tail();
     auto run = request.previous ? s.previous_tail_run() : s.tail_run();
     proto::LogsResult result;
@@ -417,13 +417,13 @@ bool ControlHandlerImpl::subscribe(ConnectionId connection, const proto::Request
 }
 
 void ControlHandlerImpl::handle_explain(ConnectionId connection, const proto::Request& request) {
-    auto index = m_daemon.supervisor().find(request.service);
+    auto index = std::as_const(m_daemon).supervisor().find(request.service);
     if (!index) {
         reply_error(connection, request.id, proto::ErrorCode::unknown_service,
                     "unknown service \"" + request.service + "\"");
         return;
     }
-    core::Explanation e = core::explain(m_daemon.supervisor(), *index, m_daemon.now());
+    core::Explanation e = core::explain(std::as_const(m_daemon).supervisor(), *index, m_daemon.now());
     proto::ExplainResult result;
     result.text = e.text;
     for (const auto& [key, value] : e.facts) {
@@ -479,7 +479,7 @@ void ControlHandlerImpl::publish_line(std::size_t service, std::uint64_t run, co
     if (m_followers.empty()) {
         return;
     }
-    const core::Service& s = m_daemon.supervisor().service(service);
+    const core::Service& s = std::as_const(m_daemon).supervisor().service(service);
     if (!s.tail_run() || *s.tail_run() != run) {
         return;  // follow streams the latest run only
     }
