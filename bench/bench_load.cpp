@@ -49,8 +49,8 @@ Window measure(Pkitd& pkitd, const std::string& pkitctl, const TempDir& dir, lon
     std::string out = dir.file("ctl.out");
     for (long i = 0; i < calls && mono_seconds() - begin < max_seconds && pkitd.alive(); ++i) {
         if (!pkitctl.empty()) {
-            ProgramRun ctl = run_program({pkitctl, "--socket", pkitd.socket_path(), "status"},
-                                         10.0, out);
+            ProgramRun ctl =
+                run_program({pkitctl, "--socket", pkitd.socket_path(), "status"}, 10.0, out);
             if (ctl.exit_code == 0 && read_text(out).find(expect) != std::string::npos) {
                 w.ctl.push_back(ctl.seconds);
             } else {
@@ -79,23 +79,23 @@ Window measure(Pkitd& pkitd, const std::string& pkitctl, const TempDir& dir, lon
 
 void print_window(const Window& w, bool with_ctl) {
     if (with_ctl) {
-        print_row("`pkitctl status` p50 / p99",
-                  format_number(percentile(w.ctl, 0.5) * 1e3, 1) + " / " +
-                      format_number(percentile(w.ctl, 0.99) * 1e3, 1),
-                  "ms", "", std::to_string(w.ctl.size()) + " ok, " +
-                                std::to_string(w.ctl_failures) + " failed",
-                  w.ctl_failures > 0 ? "timeouts" : "");
+        print_row(
+            "`pkitctl status` p50 / p99",
+            format_number(percentile(w.ctl, 0.5) * 1e3, 1) + " / " +
+                format_number(percentile(w.ctl, 0.99) * 1e3, 1),
+            "ms", "",
+            std::to_string(w.ctl.size()) + " ok, " + std::to_string(w.ctl_failures) + " failed",
+            w.ctl_failures > 0 ? "timeouts" : "");
     }
     print_row("raw status round trip p50 / p99 / max",
               format_number(percentile(w.raw, 0.5) * 1e3, 2) + " / " +
                   format_number(percentile(w.raw, 0.99) * 1e3, 2) + " / " +
                   format_number(percentile(w.raw, 1.0) * 1e3, 1),
-              "ms", "", std::to_string(w.raw.size()) + " ok, " +
-                            std::to_string(w.raw_timeouts) + " t/o",
+              "ms", "",
+              std::to_string(w.raw.size()) + " ok, " + std::to_string(w.raw_timeouts) + " t/o",
               w.raw_timeouts > 0 ? "timeouts" : "");
-    print_row("pkitd CPU share over the window", format_number(100.0 * w.cpu / w.wall, 1),
-              "% core", "", format_number(w.cpu, 2) + " s / " + format_number(w.wall, 1) + " s",
-              "");
+    print_row("pkitd CPU share over the window", format_number(100.0 * w.cpu / w.wall, 1), "% core",
+              "", format_number(w.cpu, 2) + " s / " + format_number(w.wall, 1) + " s", "");
     print_row("zombie children, most seen", std::to_string(w.zombies_max), "procs", "", "", "");
 }
 
@@ -129,8 +129,8 @@ void crashloop(const std::string& binary, const std::string& pkitctl, long servi
               "runs", "", "", "");
     bool alive = pkitd.alive();
     double took = pkitd.stop(30.0);
-    print_row("SIGTERM -> exit", std::isnan(took) ? "timeout" : format_number(took * 1e3, 1),
-              "ms", "(30 s grace)", "exit code " + std::to_string(pkitd.exit_code()),
+    print_row("SIGTERM -> exit", std::isnan(took) ? "timeout" : format_number(took * 1e3, 1), "ms",
+              "(30 s grace)", "exit code " + std::to_string(pkitd.exit_code()),
               alive ? "" : "pkitd died");
 }
 
@@ -158,8 +158,7 @@ void storm(const std::string& binary, const std::string& pkitctl) {
     json daemon = w.last_reply.is_object() ? w.last_reply["result"].value("daemon", json::object())
                                            : json::object();
     print_row("runs made in the window", std::to_string(total_runs(w.last_reply)), "runs",
-              "(guard holds)", "storm_pauses " + daemon.value("storm_pauses", json(-1)).dump(),
-              "");
+              "(guard holds)", "storm_pauses " + daemon.value("storm_pauses", json(-1)).dump(), "");
 }
 
 // A TCP port on 127.0.0.1 that refuses (bound, not listening) or, after listen(),
@@ -237,8 +236,9 @@ int main(int argc, char** argv) {
     auto calls = static_cast<long>(arg_number(argc, argv, "--calls", 300));
     double max_seconds = arg_number(argc, argv, "--max-seconds", 60);
     if (binary.empty()) {
-        std::fprintf(stderr, "usage: bench_load --pkitd PATH [--pkitctl PATH] [--scenario S] "
-                             "[--services N] [--calls N] [--max-seconds S]\n");
+        std::fprintf(stderr,
+                     "usage: bench_load --pkitd PATH [--pkitctl PATH] [--scenario S] "
+                     "[--services N] [--calls N] [--max-seconds S]\n");
         return 2;
     }
     if (pkitctl.empty()) {

@@ -20,7 +20,7 @@ struct Variant {
     std::string label;
     std::string pattern;  // empty: no predicate
     std::vector<double> cpu_per_mib;
-    long stalled = 0;     // rounds that made no run in the window
+    long stalled = 0;  // rounds that made no run in the window
 };
 
 // Escapes `text` for a TOML basic string.
@@ -93,10 +93,10 @@ int main(int argc, char** argv) {
                      "usage: bench_match --pkitd PATH [--seconds S] [--rounds N] [--pattern RE]\n");
         return 2;
     }
-    std::vector<Variant> variants{{"no predicate", "", {}, 0},
-                                  {"output_matches, realistic", "(ERROR|FATAL).*(timeout|refused)",
-                                   {}, 0},
-                                  {"output_matches \"x*y\"", "x*y", {}, 0}};
+    std::vector<Variant> variants{
+        {"no predicate", "", {}, 0},
+        {"output_matches, realistic", "(ERROR|FATAL).*(timeout|refused)", {}, 0},
+        {"output_matches \"x*y\"", "x*y", {}, 0}};
     if (!own.empty()) {
         variants.push_back({"output_matches \"" + own + "\"", own, {}, 0});
     }
@@ -122,8 +122,8 @@ int main(int argc, char** argv) {
         }
         std::string diff = &v == &variants[0]
                                ? "(base)"
-                               : "+" + format_number(ms - base * 1e3, 2) + " ms = " +
-                                     format_number(ms / (base * 1e3), 2) + "x";
+                               : "+" + format_number(ms - base * 1e3, 2) +
+                                     " ms = " + format_number(ms / (base * 1e3), 2) + "x";
         print_row(v.label, format_number(ms, 2), "ms/MiB", "", diff, extra);
     }
     return 0;

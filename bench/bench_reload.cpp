@@ -55,7 +55,7 @@ double longest_overlapping(PingSampler& pings, double from, double to) {
 struct ReloadFigure {
     std::optional<double> took;  // the reload round trip
     double ping_max = 0.0;
-    std::string result;          // added/removed/changed/unchanged counts
+    std::string result;  // added/removed/changed/unchanged counts
 };
 
 ReloadFigure timed_reload(Pkitd& pkitd, PingSampler& pings, double timeout) {
@@ -82,8 +82,8 @@ ReloadFigure timed_reload(Pkitd& pkitd, PingSampler& pings, double timeout) {
 
 void print_reload(const std::string& what, const ReloadFigure& f) {
     print_row(what + ": reload round trip", ms_or_timeout(f.took), "ms", "", f.result, "");
-    print_row(what + ": longest ping overlapping it", format_number(f.ping_max * 1e3, 1), "ms",
-              "", "", "");
+    print_row(what + ": longest ping overlapping it", format_number(f.ping_max * 1e3, 1), "ms", "",
+              "", "");
 }
 
 // Starts pkitd on `dir` and waits for `count` running; prints the figures.
@@ -133,8 +133,8 @@ void big(const std::string& binary, long count, double timeout) {
     print_reload("one file changed", timed_reload(pkitd, pings, timeout));
     pings.stop();
     double took = pkitd.stop(60.0);
-    print_row("SIGTERM -> exit", std::isnan(took) ? "timeout" : format_number(took * 1e3, 1),
-              "ms", "(60 s grace)", "exit code " + std::to_string(pkitd.exit_code()), "");
+    print_row("SIGTERM -> exit", std::isnan(took) ? "timeout" : format_number(took * 1e3, 1), "ms",
+              "(60 s grace)", "exit code " + std::to_string(pkitd.exit_code()), "");
 }
 
 void chain(const std::string& binary, long count, double timeout) {
@@ -147,8 +147,8 @@ void chain(const std::string& binary, long count, double timeout) {
     Pkitd pkitd(binary, dir.path());
     start_all(pkitd, count, timeout, "chain");
     double took = pkitd.stop(60.0);
-    print_row("SIGTERM -> exit", std::isnan(took) ? "timeout" : format_number(took * 1e3, 1),
-              "ms", "(60 s grace)", "exit code " + std::to_string(pkitd.exit_code()), "");
+    print_row("SIGTERM -> exit", std::isnan(took) ? "timeout" : format_number(took * 1e3, 1), "ms",
+              "(60 s grace)", "exit code " + std::to_string(pkitd.exit_code()), "");
 }
 
 void loop(const std::string& binary, long count, double timeout) {
@@ -181,8 +181,9 @@ int main(int argc, char** argv) {
     double timeout = arg_number(argc, argv, "--timeout", 300);
     std::string phases = arg(argc, argv, "--phases", "big,chain,loop");
     if (binary.empty()) {
-        std::fprintf(stderr, "usage: bench_reload --pkitd PATH [--big N] [--chain N] [--loop N] "
-                             "[--timeout S] [--phases big,chain,loop]\n");
+        std::fprintf(stderr,
+                     "usage: bench_reload --pkitd PATH [--big N] [--chain N] [--loop N] "
+                     "[--timeout S] [--phases big,chain,loop]\n");
         return 2;
     }
     if (phases.find("big") != std::string::npos) {

@@ -27,8 +27,8 @@ long read_run(Pkitd& pkitd, Client& client, long& timeouts) {
     if (!client.connected() && !pkitd.connect(client, 5.0)) {
         return -1;
     }
-    json services = services_of(
-        client.request_json(R"({"id":1,"cmd":"status","services":["spin"]})", 5.0));
+    json services =
+        services_of(client.request_json(R"({"id":1,"cmd":"status","services":["spin"]})", 5.0));
     if (services.empty()) {
         if (client.timed_out()) {
             ++timeouts;
@@ -38,8 +38,8 @@ long read_run(Pkitd& pkitd, Client& client, long& timeouts) {
     return services[0].value("run", -1L);
 }
 
-void print_series(const std::string& what, const std::vector<Sample>& samples,
-                  long Sample::*field, const std::string& unit) {
+void print_series(const std::string& what, const std::vector<Sample>& samples, long Sample::*field,
+                  const std::string& unit) {
     long first = samples.front().*field;
     long last = samples.back().*field;
     long most = first;
@@ -47,8 +47,7 @@ void print_series(const std::string& what, const std::vector<Sample>& samples,
         most = std::max(most, s.*field);
     }
     print_row(what + " first / last / max",
-              std::to_string(first) + " / " + std::to_string(last) + " / " +
-                  std::to_string(most),
+              std::to_string(first) + " / " + std::to_string(last) + " / " + std::to_string(most),
               unit, "flat", "last-first " + std::to_string(last - first), "");
 }
 
@@ -61,8 +60,9 @@ int main(int argc, char** argv) {
     std::string backoff = arg(argc, argv, "--backoff", "0s");
     double timeout = arg_number(argc, argv, "--timeout", 1800);
     if (binary.empty()) {
-        std::fprintf(stderr, "usage: bench_soak_restart --pkitd PATH [--restarts N] "
-                             "[--every N] [--backoff DURATION] [--timeout SECONDS]\n");
+        std::fprintf(stderr,
+                     "usage: bench_soak_restart --pkitd PATH [--restarts N] "
+                     "[--every N] [--backoff DURATION] [--timeout SECONDS]\n");
         return 2;
     }
 
@@ -121,9 +121,8 @@ int main(int argc, char** argv) {
         return 0;
     }
     long done = samples.back().run - samples.front().run;
-    print_row("restarts sampled over", std::to_string(done), "runs",
-              std::to_string(restarts), format_number(wall, 1) + " s wall",
-              run >= restarts + 1 ? "" : "timeout");
+    print_row("restarts sampled over", std::to_string(done), "runs", std::to_string(restarts),
+              format_number(wall, 1) + " s wall", run >= restarts + 1 ? "" : "timeout");
     double span = samples.back().at - samples.front().at;
     print_row("restart rate", format_number(static_cast<double>(done) / span, 0), "runs/s", "",
               "over " + format_number(span, 1) + " s", "");
@@ -139,9 +138,9 @@ int main(int argc, char** argv) {
     std::size_t stride = std::max<std::size_t>(1, samples.size() / 10);
     for (std::size_t i = 0; i < samples.size(); i += stride) {
         const Sample& s = samples[i];
-        print_note("run " + std::to_string(s.run) + " at " + format_number(s.at, 1) +
-                   " s: VmRSS " + std::to_string(s.rss_kib) + " KiB, " +
-                   std::to_string(s.fds) + " fds, " + std::to_string(s.zombies) + " zombies");
+        print_note("run " + std::to_string(s.run) + " at " + format_number(s.at, 1) + " s: VmRSS " +
+                   std::to_string(s.rss_kib) + " KiB, " + std::to_string(s.fds) + " fds, " +
+                   std::to_string(s.zombies) + " zombies");
     }
     const Sample& s = samples.back();
     print_note("last: run " + std::to_string(s.run) + " at " + format_number(s.at, 1) +

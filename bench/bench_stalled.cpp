@@ -77,8 +77,8 @@ void pipelined_status(const std::string& binary) {
         }
         pending.erase(0, static_cast<std::size_t>(n));
     }
-    print_row("status requests sent until pkitd stopped reading", std::to_string(sent), "reqs",
-              "", full ? "full" : "never full (20 s)", "");
+    print_row("status requests sent until pkitd stopped reading", std::to_string(sent), "reqs", "",
+              full ? "full" : "never full (20 s)", "");
     Client pinger;
     std::vector<double> latencies;
     long timeouts = 0;
@@ -102,7 +102,7 @@ void pipelined_status(const std::string& binary) {
               format_number(median(latencies) * 1e3, 2) + " / " +
                   format_number(percentile(latencies, 1.0) * 1e3, 2),
               "ms", "< 100 ms max", std::to_string(timeouts) + " timeouts (5 s)",
-              latencies.empty() ? "no figure"
+              latencies.empty()                                   ? "no figure"
               : percentile(latencies, 1.0) < 0.1 && timeouts == 0 ? "meets"
                                                                   : "misses");
     if (stalled >= 0) {
@@ -170,8 +170,7 @@ void streaming(const std::string& binary, int clients, double seconds, int rcvbu
               "+" + std::to_string(rss_max - rss_before) + " KiB", "");
     print_row("pkitd VmRSS 10 s after they left", std::to_string(rss_after), "KiB", "", "",
               alive ? "" : "pkitd died");
-    print_row("runs of the loud service in the window", std::to_string(runs), "runs", "", "",
-              "");
+    print_row("runs of the loud service in the window", std::to_string(runs), "runs", "", "", "");
     std::vector<double> during;
     long during_timeouts = 0;
     for (const auto& s : pings.samples(begin, end)) {
@@ -196,8 +195,9 @@ int main(int argc, char** argv) {
     double seconds = arg_number(argc, argv, "--seconds", 60);
     int rcvbuf = static_cast<int>(arg_number(argc, argv, "--rcvbuf", 4096));
     if (binary.empty()) {
-        std::fprintf(stderr, "usage: bench_stalled --pkitd PATH [--clients N] [--seconds S] "
-                             "[--rcvbuf BYTES]\n");
+        std::fprintf(stderr,
+                     "usage: bench_stalled --pkitd PATH [--clients N] [--seconds S] "
+                     "[--rcvbuf BYTES]\n");
         return 2;
     }
     pipelined_status(binary);

@@ -17,6 +17,7 @@
 #include <unistd.h>
 
 #include <algorithm>
+#include <atomic>
 #include <cerrno>
 #include <chrono>
 #include <cmath>
@@ -25,7 +26,6 @@
 #include <cstring>
 #include <filesystem>
 #include <fstream>
-#include <atomic>
 #include <iterator>
 #include <mutex>
 #include <nlohmann/json.hpp>
@@ -561,9 +561,9 @@ private:
 // --- Other programs ---------------------------------------------------------------
 
 struct ProgramRun {
-    double seconds = NAN;   // wall time from fork to exit (or to the kill)
-    int exit_code = -1;     // 128 + N for a signal N
-    bool timed_out = false; // killed after `timeout`
+    double seconds = NAN;    // wall time from fork to exit (or to the kill)
+    int exit_code = -1;      // 128 + N for a signal N
+    bool timed_out = false;  // killed after `timeout`
 };
 
 // Runs `argv` (stdin /dev/null, stdout to `out_path`, stderr to /dev/null) in its own
@@ -620,8 +620,7 @@ inline std::string latency_summary(const std::vector<double>& seconds, long time
     return "p50 " + format_number(percentile(seconds, 0.5) * 1e3, 2) + " / p99 " +
            format_number(percentile(seconds, 0.99) * 1e3, 2) + " / max " +
            format_number(percentile(seconds, 1.0) * 1e3, 2) + " ms (" +
-           std::to_string(seconds.size()) + " answered, " + std::to_string(timeouts) +
-           " timeouts)";
+           std::to_string(seconds.size()) + " answered, " + std::to_string(timeouts) + " timeouts)";
 }
 
 // The services of a status reply, or an empty array.

@@ -106,11 +106,10 @@ DaemonDraft parse_daemon(const Diags& d, const toml::table& root) {
     DaemonDraft draft;
     draft.file = d.file();
     DaemonSpec& spec = draft.spec;
-    TableReader top(
-        d, root, "",
-        {"socket", "control_users", "control_group", "shutdown_timeout", "storm", "root", "groups",
-         "http"},
-        Pos{});
+    TableReader top(d, root, "",
+                    {"socket", "control_users", "control_group", "shutdown_timeout", "storm",
+                     "root", "groups", "http"},
+                    Pos{});
     top.read("socket", spec.socket, as_string);
     top.read("control_users", spec.control_users,
              [](const Diags& d, const toml::node& n, std::string_view w) {

@@ -111,8 +111,8 @@ std::optional<std::string> read_whole(int at, const std::string& name, std::stri
         return std::nullopt;
     }
     if (!S_ISREG(info.st_mode)) {
-        error = cat("not a regular file (", kind_of(info.st_mode),
-                    "): only regular files are read");
+        error =
+            cat("not a regular file (", kind_of(info.st_mode), "): only regular files are read");
         return std::nullopt;
     }
     auto too_big = [&](std::uint64_t size) {
@@ -175,8 +175,8 @@ std::vector<std::string> service_files(int dir_fd, const fs::path& dir, Fd& serv
                                        std::vector<Diagnostic>& out) {
     std::string where = (dir / "services").string();
     auto fail = [&](int error) {
-        Diags(where, out).error(Pos{},
-                                cat("cannot read the services directory: ", errno_text(error)));
+        Diags(where, out)
+            .error(Pos{}, cat("cannot read the services directory: ", errno_text(error)));
         return std::vector<std::string>{};
     };
     services_fd.fd = ::openat(dir_fd, "services", O_RDONLY | O_DIRECTORY | O_CLOEXEC);
@@ -251,8 +251,8 @@ LoadResult load(const fs::path& dir, const LoadOptions& options, std::vector<Dia
     // O_PATH: only search permission is needed on DIR, as for any path under it.
     Fd dir_fd(::open(dir.c_str(), O_PATH | O_DIRECTORY | O_CLOEXEC));
     if (dir_fd.fd < 0) {
-        diags.push_back(
-            {dir.string(), 1, 1, cat("cannot read the configuration directory: ", errno_text(errno))});
+        diags.push_back({dir.string(), 1, 1,
+                         cat("cannot read the configuration directory: ", errno_text(errno))});
         return std::unexpected(std::move(diags));
     }
     std::vector<std::string> files;

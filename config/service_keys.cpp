@@ -184,7 +184,7 @@ ServiceDraft parse_service(const Diags& d, const toml::table& root, const LoadOp
         {"command",   "cwd",      "env",     "clear_env", "env_file",      "umask",
          "rlimits",   "user",     "group",   "after",     "success_codes", "timeout",
          "autostart", "escalate", "restart", "storm",     "stop_when",     "give_up_when",
-         "health",    "ready",    "stop",    "output",    "type",    "affects_readiness"},
+         "health",    "ready",    "stop",    "output",    "type",          "affects_readiness"},
         Pos{});
     if (top.get("command") == nullptr) {
         d.error(top.header_pos(), "missing required key \"command\"");

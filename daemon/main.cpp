@@ -54,8 +54,7 @@ std::string default_socket(std::string& note) {
 }
 
 // SPEC §1: --socket, else $PKIT_SOCKET, else pkitd.toml's socket, else the default.
-std::string socket_path(const Options& options, const pkit::config::Tree& tree,
-                        std::string& note) {
+std::string socket_path(const Options& options, const pkit::config::Tree& tree, std::string& note) {
     if (!options.socket.empty()) {
         return options.socket;
     }

@@ -24,8 +24,8 @@ BackgroundLoad::~BackgroundLoad() {
     }
 }
 
-std::expected<void, std::string> BackgroundLoad::start(std::string dir,
-                                                       config::LoadOptions options, Done done) {
+std::expected<void, std::string> BackgroundLoad::start(std::string dir, config::LoadOptions options,
+                                                       Done done) {
     auto job = std::make_unique<Job>();
     job->req.data = job.get();
     job->dir = std::move(dir);

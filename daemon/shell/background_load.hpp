@@ -35,8 +35,7 @@ public:
     // Queues load_tree(dir, options) on the thread pool; `done` runs on the loop with
     // its result, never from inside this call. Requires !busy(). The error is libuv's
     // when the work cannot be queued (`done` is then dropped).
-    std::expected<void, std::string> start(std::string dir, config::LoadOptions options,
-                                           Done done);
+    std::expected<void, std::string> start(std::string dir, config::LoadOptions options, Done done);
 
 private:
     struct Job;

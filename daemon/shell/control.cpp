@@ -14,8 +14,8 @@
 #include "daemon/shell/daemon.hpp"
 #include "daemon/shell/event_view.hpp"
 #include "daemon/shell/health_view.hpp"
-#include "daemon/shell/resources.hpp"
 #include "daemon/shell/launcher.hpp"
+#include "daemon/shell/resources.hpp"
 #include "proto/version.hpp"
 
 namespace pkit::shell {
@@ -423,7 +423,8 @@ void ControlHandlerImpl::handle_explain(ConnectionId connection, const proto::Re
                     "unknown service \"" + request.service + "\"");
         return;
     }
-    core::Explanation e = core::explain(std::as_const(m_daemon).supervisor(), *index, m_daemon.now());
+    core::Explanation e =
+        core::explain(std::as_const(m_daemon).supervisor(), *index, m_daemon.now());
     proto::ExplainResult result;
     result.text = e.text;
     for (const auto& [key, value] : e.facts) {

@@ -85,7 +85,7 @@ private:
         ConnectionId connection;
         SharedText head;        // the start of each stream line, with the request's id
         SharedText event_head;  // the same for an event line (head itself for `events`)
-        std::size_t service;  // logs --follow; SIZE_MAX for `events`
+        std::size_t service;    // logs --follow; SIZE_MAX for `events`
     };
     bool pending_done(const Pending& pending) const;
     struct Wait {

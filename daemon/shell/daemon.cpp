@@ -119,8 +119,8 @@ int Daemon::run() {
         return 3;
     }
 
-    log("info", proto::version_line("pkitd") + " started (pid " + std::to_string(::getpid()) + ", " +
-                    std::to_string(m_supervisor.size()) + " services, socket " +
+    log("info", proto::version_line("pkitd") + " started (pid " + std::to_string(::getpid()) +
+                    ", " + std::to_string(m_supervisor.size()) + " services, socket " +
                     m_options.socket_path + ")");
     m_supervisor.start(now());
     pump();

@@ -81,7 +81,7 @@ public:
     void pump();
     // Pumps once at the loop's next turn: launches that exec'd in the same turn (a
     // thousand at start-up) share one pump instead of one each, and the restarts due
-//     (a batch of exits a turn; their spawns at the next) │
+    //     (a batch of exits a turn; their spawns at the next) │
     void pump_soon();
     void request_shutdown(const std::string& why);
     // Re-reads and validates the whole configuration tree (SPEC §8): the files are read

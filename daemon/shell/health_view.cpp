@@ -11,9 +11,9 @@ proto::HealthResult health_result(const core::Supervisor& supervisor, core::Now 
     result.ready = readiness.ready;
     result.not_ready.reserve(readiness.not_ready.size());
     for (core::NotReady& entry : readiness.not_ready) {
-        result.not_ready.push_back(proto::NotReadyInfo{
-            std::move(entry.name), std::string(core::to_string(entry.state)),
-            std::move(entry.reason)});
+        result.not_ready.push_back(proto::NotReadyInfo{std::move(entry.name),
+                                                       std::string(core::to_string(entry.state)),
+                                                       std::move(entry.reason)});
     }
     return result;
 }

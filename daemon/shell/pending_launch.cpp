@@ -41,8 +41,7 @@ void PendingLaunches::add(std::size_t service, std::uint64_t run, StartedLaunch 
     }
 }
 
-void PendingLaunches::add_failed(std::size_t service, std::uint64_t run,
-                                 LaunchFailure failure) {
+void PendingLaunches::add_failed(std::size_t service, std::uint64_t run, LaunchFailure failure) {
     m_failed_early.push_back(FailedEarly{service, run, std::move(failure)});
     m_report_early.schedule();
 }

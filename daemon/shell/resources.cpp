@@ -98,8 +98,8 @@ std::vector<proto::Resources> read_group_resources(const std::vector<pid_t>& pgi
         ssize_t n = ::read(fd, buffer, sizeof buffer);
         ::close(fd);
         ProcStat stat;
-        if (n <= 0 || !parse_proc_stat(std::string_view(buffer, static_cast<std::size_t>(n)),
-                                       stat)) {
+        if (n <= 0 ||
+            !parse_proc_stat(std::string_view(buffer, static_cast<std::size_t>(n)), stat)) {
             continue;
         }
         auto it = std::ranges::lower_bound(wanted, std::pair{stat.pgid, std::size_t{0}});

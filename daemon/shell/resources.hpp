@@ -21,8 +21,8 @@ std::vector<proto::Resources> read_group_resources(const std::vector<pid_t>& pgi
 struct ProcStat {
     pid_t pgid = 0;
     char state = '?';
-    unsigned long long utime = 0, stime = 0;     // clock ticks
-    long long cutime = 0, cstime = 0;            // clock ticks, reaped children
+    unsigned long long utime = 0, stime = 0;  // clock ticks
+    long long cutime = 0, cstime = 0;         // clock ticks, reaped children
     long long rss_pages = 0;
 };
 bool parse_proc_stat(std::string_view line, ProcStat& out);

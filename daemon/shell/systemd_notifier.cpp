@@ -31,8 +31,7 @@ SystemdNotifier::SystemdNotifier(uv_loop_t* loop, const SystemdEnvironment& envi
     if (path[0] == '@') {
         m_address.sun_path[0] = '\0';
     }
-    m_address_length =
-        static_cast<socklen_t>(offsetof(sockaddr_un, sun_path) + path.size());
+    m_address_length = static_cast<socklen_t>(offsetof(sockaddr_un, sun_path) + path.size());
     m_fd = ::socket(AF_UNIX, SOCK_DGRAM | SOCK_CLOEXEC | SOCK_NONBLOCK, 0);
     // The watchdog timer must not keep the loop running once everything has stopped.
     m_watchdog_timer.unref();
@@ -67,7 +66,8 @@ void SystemdNotifier::ready(const std::string& status) {
         auto half = std::chrono::duration_cast<std::chrono::milliseconds>(*m_watchdog / 2);
         std::uint64_t period = std::max<std::int64_t>(half.count(), 1);
         send("WATCHDOG=1");
-        m_watchdog_timer.start(period, [this] { send("WATCHDOG=1"); }, period);
+        m_watchdog_timer.start(
+            period, [this] { send("WATCHDOG=1"); }, period);
     }
 }
 
@@ -119,9 +119,9 @@ namespace pkit::shell {
 
 std::string status_summary(const core::Supervisor& supervisor) {
     using core::State;
-    constexpr std::array k_states{State::running, State::backoff, State::failed,
-                                  State::waiting, State::starting, State::stopping,
-                                  State::storm_pause, State::stopped, State::done};
+    constexpr std::array k_states{State::running,     State::backoff,  State::failed,
+                                  State::waiting,     State::starting, State::stopping,
+                                  State::storm_pause, State::stopped,  State::done};
     std::array<std::size_t, k_states.size()> counts{};
     for (std::size_t i = 0; i < supervisor.size(); ++i) {
         if (supervisor.retired(i)) {

@@ -21,7 +21,7 @@ namespace pkit::shell {
 // What systemd put in pkitd's environment; main() takes it out so that no service
 // inherits it.
 struct SystemdEnvironment {
-    std::string notify_socket;                      // NOTIFY_SOCKET, or empty
+    std::string notify_socket;                          // NOTIFY_SOCKET, or empty
     std::optional<std::chrono::microseconds> watchdog;  // WATCHDOG_USEC, when meant for pkitd
 };
 

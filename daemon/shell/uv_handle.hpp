@@ -128,8 +128,7 @@ public:
 
     // Binds to `loop` and keeps `callback` for every schedule(); uv_idle_init cannot
     // fail on Unix.
-    NextTurn(uv_loop_t* loop, Callback callback)
-        : m_handle(this), m_callback(std::move(callback)) {
+    NextTurn(uv_loop_t* loop, Callback callback) : m_handle(this), m_callback(std::move(callback)) {
         m_handle.init(uv_idle_init, loop);
     }
 

@@ -54,7 +54,8 @@ extern "C" int LLVMFuzzerTestOneInput(const std::uint8_t* data, std::size_t size
     }
 
     const std::string daemon_file = "conf/pkitd.toml";
-    auto daemon = pkit::config::load_text(text, pkit::config::TextKind::daemon, daemon_file, options);
+    auto daemon =
+        pkit::config::load_text(text, pkit::config::TextKind::daemon, daemon_file, options);
     check_result(daemon, daemon_file);
     if (daemon) {
         check(daemon->services.empty());

@@ -31,7 +31,7 @@ extern "C" int LLVMFuzzerTestOneInput(const std::uint8_t* data, std::size_t size
     check(!message.watchdog || text.find("WATCHDOG=1") != std::string_view::npos);
     check(!message.extend_timeout_usec ||
           text.find("EXTEND_TIMEOUT_USEC=") != std::string_view::npos);
-    check(message.empty() == (!message.ready && !message.status && !message.watchdog &&
-                              !message.extend_timeout_usec));
+    check(message.empty() ==
+          (!message.ready && !message.status && !message.watchdog && !message.extend_timeout_usec));
     return 0;
 }

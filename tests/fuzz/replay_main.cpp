@@ -23,7 +23,8 @@ namespace {
 namespace fs = std::filesystem;
 
 // Every regular file under `root` (or `root` itself) but README.md and hidden files,
-// in name order so a run is reproducible. A missing directory is skipped: crashes/ may hold nothing yet.
+// in name order so a run is reproducible. A missing directory is skipped: crashes/ may hold nothing
+// yet.
 std::vector<fs::path> inputs_under(const fs::path& root) {
     std::vector<fs::path> files;
     std::error_code ec;

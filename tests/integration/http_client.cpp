@@ -8,8 +8,8 @@
 
 #include <algorithm>
 #include <cctype>
-#include <cstdint>
 #include <cerrno>
+#include <cstdint>
 #include <cstring>
 
 #include "tests/integration/harness_doctest.hpp"
@@ -104,7 +104,8 @@ std::optional<HttpReply> HttpConnection::read_reply(std::chrono::milliseconds ti
         std::size_t colon = line.find(':');
         if (colon != std::string::npos) {
             std::string name = line.substr(0, colon);
-            std::ranges::transform(name, name.begin(), [](unsigned char c) { return std::tolower(c); });
+            std::ranges::transform(name, name.begin(),
+                                   [](unsigned char c) { return std::tolower(c); });
             std::string value = line.substr(colon + 1);
             value.erase(0, value.find_first_not_of(' '));
             reply.headers[name] = value;
@@ -114,9 +115,8 @@ std::optional<HttpReply> HttpConnection::read_reply(std::chrono::milliseconds ti
     if (head) {
         return reply;
     }
-    std::size_t length = std::stoul(reply.header("content-length").empty()
-                                        ? "0"
-                                        : reply.header("content-length"));
+    std::size_t length =
+        std::stoul(reply.header("content-length").empty() ? "0" : reply.header("content-length"));
     while (m_buffer.size() < length) {
         if (!fill(deadline)) {
             return std::nullopt;

@@ -31,8 +31,8 @@ public:
     bool send(const std::string& bytes);
     // The next response (no body read for a HEAD request: `head`), or nullopt at the
     // deadline or when the connection ends first.
-    std::optional<HttpReply> read_reply(std::chrono::milliseconds timeout = std::chrono::seconds(10),
-                                        bool head = false);
+    std::optional<HttpReply> read_reply(
+        std::chrono::milliseconds timeout = std::chrono::seconds(10), bool head = false);
     // True when the server closes the connection (EOF or reset) within `timeout`;
     // bytes read meanwhile are dropped.
     bool closed_within(std::chrono::milliseconds timeout);

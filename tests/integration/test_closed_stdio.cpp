@@ -15,8 +15,8 @@ namespace {
 // Where fd `fd` of process `pid` points.
 std::string fd_target(pid_t pid, int fd) {
     std::error_code error;
-    auto target = fs::read_symlink("/proc/" + std::to_string(pid) + "/fd/" + std::to_string(fd),
-                                   error);
+    auto target =
+        fs::read_symlink("/proc/" + std::to_string(pid) + "/fd/" + std::to_string(fd), error);
     return error ? "(closed)" : target.string();
 }
 
@@ -25,7 +25,8 @@ std::string fd_target(pid_t pid, int fd) {
 TEST_CASE("pkitd started with fds 0, 1 and 2 closed runs its services and exits 0") {
     TempDir dir;
     // One long run, and one that restarts: every restart is another fork.
-    dir.service("web", sh_command("echo hello; touch " + dir.file("web.ran") + "; exec sleep 1000"));
+    dir.service("web",
+                sh_command("echo hello; touch " + dir.file("web.ran") + "; exec sleep 1000"));
     dir.service("flaky", sh_command("echo again >> " + dir.file("flaky.runs") + "; exit 1") +
                              restart_table("always", "50ms", 1.0));
     Daemon pkitd(dir, {.closed_stdio = true});

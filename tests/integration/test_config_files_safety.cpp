@@ -39,9 +39,7 @@ std::vector<Hazard> hazards() {
          },
          "services/x.toml:1:1: error: not a regular file (a FIFO" + only_regular},
         {"services/x.toml linked to /dev/zero",
-         [](const TempDir& dir) {
-             fs::create_symlink("/dev/zero", dir.file("services/x.toml"));
-         },
+         [](const TempDir& dir) { fs::create_symlink("/dev/zero", dir.file("services/x.toml")); },
          "services/x.toml:1:1: error: not a regular file (a character device" + only_regular},
         {"a directory named services/x.toml",
          [](const TempDir& dir) { fs::create_directory(dir.file("services/x.toml")); },
@@ -115,12 +113,13 @@ TEST_CASE("pkitd refuses to start on a FIFO or an oversized service file, with t
     CommandResult r = run_pkitd({"--config", dir.str(), "--socket", dir.file("pkitd.sock")}, 20s);
     CHECK_MESSAGE(r.exit_code == 2, r.all());
     CHECK_MESSAGE(r.err.find(dir.str() + "/services/big.toml:1:1: error: the file is 1048594 "
-                             "bytes, over the limit of 1048576 bytes (1 MiB)\n") !=
+                                         "bytes, over the limit of 1048576 bytes (1 MiB)\n") !=
                       std::string::npos,
                   r.all());
-    CHECK_MESSAGE(r.err.find(dir.str() + "/services/x.toml:1:1: error: not a regular file (a "
-                             "FIFO): only regular files are read\n") != std::string::npos,
-                  r.all());
+    CHECK_MESSAGE(
+        r.err.find(dir.str() + "/services/x.toml:1:1: error: not a regular file (a "
+                               "FIFO): only regular files are read\n") != std::string::npos,
+        r.all());
 }
 
 // The reload's files are read on a worker thread: while it reads a large tree, a

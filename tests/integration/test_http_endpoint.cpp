@@ -47,16 +47,17 @@ TEST_CASE("http endpoint: /healthz and /livez answer ok, unknown paths 404, othe
     CHECK(pkitd.stop() == 0);
 }
 
-TEST_CASE("http endpoint: /readyz turns 200 as the ready probe passes and 503 when the service crashes into backoff") {
+TEST_CASE(
+    "http endpoint: /readyz turns 200 as the ready probe passes and 503 when the service crashes "
+    "into backoff") {
     TempDir dir;
     int port = with_http(dir);
     const std::string flag = dir.file("ready-flag");
     const std::string crash = dir.file("crash");
-    dir.service("app",
-                sh_command("while [ ! -f " + crash + " ]; do sleep 0.05; done; rm -f " + crash +
-                           "; exit 1") +
-                    restart_table("on_crash", "30s") + "[ready]\nfile = " + toml_str(flag) +
-                    "\ninterval = \"50ms\"\n");
+    dir.service("app", sh_command("while [ ! -f " + crash + " ]; do sleep 0.05; done; rm -f " +
+                                  crash + "; exit 1") +
+                           restart_table("on_crash", "30s") + "[ready]\nfile = " + toml_str(flag) +
+                           "\ninterval = \"50ms\"\n");
     Daemon pkitd(dir);
     pkitd.wait_ready();
 
@@ -81,7 +82,9 @@ TEST_CASE("http endpoint: /readyz turns 200 as the ready probe passes and 503 wh
     CHECK(pkitd.stop() == 0);
 }
 
-TEST_CASE("http endpoint: keep-alive serves two requests on one connection, HTTP/1.0 closes unless asked, HEAD has no body") {
+TEST_CASE(
+    "http endpoint: keep-alive serves two requests on one connection, HTTP/1.0 closes unless "
+    "asked, HEAD has no body") {
     TempDir dir;
     int port = with_http(dir);
     dir.service("web", sh_command("exec sleep 1000"));
@@ -146,14 +149,16 @@ TEST_CASE("http endpoint: keep-alive serves two requests on one connection, HTTP
     CHECK(pkitd.stop() == 0);
 }
 
-TEST_CASE("http endpoint: a 9 KiB header is 431 and garbage is 400, each closing its connection only") {
+TEST_CASE(
+    "http endpoint: a 9 KiB header is 431 and garbage is 400, each closing its connection only") {
     TempDir dir;
     int port = with_http(dir);
     dir.service("web", sh_command("exec sleep 1000"));
     Daemon pkitd(dir);
     pkitd.wait_ready();
     Client client = pkitd.client();
-    const int pid = wait_status(client, "web", state_is("running"), 10s, "web runs")["pid"].get<int>();
+    const int pid =
+        wait_status(client, "web", state_is("running"), 10s, "web runs")["pid"].get<int>();
 
     HttpConnection keeper(port);  // an innocent client, kept across the bad ones
     REQUIRE(keeper.send("GET /healthz HTTP/1.1\r\n\r\n"));
@@ -195,7 +200,9 @@ TEST_CASE("http endpoint: a 9 KiB header is 431 and garbage is 400, each closing
     CHECK(pkitd.stop() == 0);
 }
 
-TEST_CASE("http endpoint: a client stalled in half a request is dropped after 10 s while another is served at once") {
+TEST_CASE(
+    "http endpoint: a client stalled in half a request is dropped after 10 s while another is "
+    "served at once") {
     TempDir dir;
     int port = with_http(dir);
     Daemon pkitd(dir);
@@ -213,7 +220,8 @@ TEST_CASE("http endpoint: a client stalled in half a request is dropped after 10
     CHECK(pkitd.stop() == 0);
 }
 
-TEST_CASE("http endpoint: 200 connections at once are all answered, 64 at a time, and pkitd stays up") {
+TEST_CASE(
+    "http endpoint: 200 connections at once are all answered, 64 at a time, and pkitd stays up") {
     TempDir dir;
     int port = with_http(dir);
     dir.service("web", sh_command("exec sleep 1000"));
@@ -239,7 +247,8 @@ TEST_CASE("http endpoint: 200 connections at once are all answered, 64 at a time
     CHECK(pkitd.stop() == 0);
 }
 
-TEST_CASE("http endpoint: at most 64 connections are open at once and the 65th waits for a free slot") {
+TEST_CASE(
+    "http endpoint: at most 64 connections are open at once and the 65th waits for a free slot") {
     TempDir dir;
     int port = with_http(dir);
     Daemon pkitd(dir);

@@ -65,7 +65,9 @@ TEST_CASE("idle: with 10 running services and no timer due pkitd is woken 0 time
     CHECK(pkitd.stop() == 0);
 }
 
-TEST_CASE("idle: with the [http] endpoint on, after a scrape and with no client pkitd is woken 0 times in 2 s") {
+TEST_CASE(
+    "idle: with the [http] endpoint on, after a scrape and with no client pkitd is woken 0 times "
+    "in 2 s") {
     TempDir dir;
     const int port = unused_port();
     dir.daemon_config("[http]\nlisten = \"127.0.0.1:" + std::to_string(port) + "\"\n");

@@ -51,7 +51,9 @@ std::string block(const std::string& text, const std::string& key) {
 
 }  // namespace
 
-TEST_CASE("kubernetes example: the pod's probes, port and scrape annotations match what its pkitd.toml serves") {
+TEST_CASE(
+    "kubernetes example: the pod's probes, port and scrape annotations match what its pkitd.toml "
+    "serves") {
     const fs::path dir = kubernetes_dir();
     const std::string pod = read_file(dir / "pod.yaml");
     const std::string toml = read_file(dir / "pkit" / "pkitd.toml");

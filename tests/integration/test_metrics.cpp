@@ -31,14 +31,18 @@ double sample(const std::string& text, const std::string& series) {
 
 }  // namespace
 
-TEST_CASE("metrics: a scrape of groups, probes, a crash loop and a failed service passes promtool with every family") {
+TEST_CASE(
+    "metrics: a scrape of groups, probes, a crash loop and a failed service passes promtool with "
+    "every family") {
     if (!have_program("promtool")) {
         PKIT_SKIP("promtool is not installed");
     }
     TempDir dir;
     int port = with_http(dir, "[groups.backend]\nmembers = [\"db\", \"api\"]\n\n");
-    dir.service("db", sh_command("exec sleep 1000") + "[health]\nexec = [\"true\"]\ninterval = \"100ms\"\n");
-    dir.service("api", sh_command("exec sleep 1000") + "[ready]\nexec = [\"true\"]\ninterval = \"50ms\"\n");
+    dir.service("db", sh_command("exec sleep 1000") +
+                          "[health]\nexec = [\"true\"]\ninterval = \"100ms\"\n");
+    dir.service(
+        "api", sh_command("exec sleep 1000") + "[ready]\nexec = [\"true\"]\ninterval = \"50ms\"\n");
     dir.service("loop", sh_command("exit 3") + restart_table("always", "50ms", 1.0));
     dir.service("broken", sh_command("exit 2") + restart_table("on_crash", "10ms", 1.0, 0));
     Daemon pkitd(dir);
@@ -46,15 +50,16 @@ TEST_CASE("metrics: a scrape of groups, probes, a crash loop and a failed servic
     Client client = pkitd.client();
     wait_status(client, "broken", state_is("failed"), 10s, "broken fails");
     wait_status(client, "loop", run_at_least(3), 10s, "loop crashes a few times");
-    wait_status(client, "db", [](const json& s) { return s["health"]["status"] == "healthy"; }, 10s,
-                "db healthy");
+    wait_status(
+        client, "db", [](const json& s) { return s["health"]["status"] == "healthy"; }, 10s,
+        "db healthy");
 
     HttpReply scrape = http_get(port, "/metrics");
     REQUIRE(scrape.status == 200);
     CHECK(scrape.header("content-type") == "text/plain; version=0.0.4");
     write_file(dir.file("scrape.txt"), scrape.body);
-    CommandResult check = run_command(
-        {"/bin/sh", "-c", "promtool check metrics < " + dir.file("scrape.txt")});
+    CommandResult check =
+        run_command({"/bin/sh", "-c", "promtool check metrics < " + dir.file("scrape.txt")});
     CHECK_MESSAGE(check.exit_code == 0, check.all() << "\n" << scrape.body.substr(0, 4000));
 
     const std::string& m = scrape.body;
@@ -82,14 +87,17 @@ TEST_CASE("metrics: a scrape of groups, probes, a crash loop and a failed servic
     CHECK(std::regex_search(m, std::regex("pkit_build_info\\{version=\"[^\"]+\"\\} 1\n")));
     // Nine state series a service.
     std::size_t states = 0;
-    for (std::size_t at = 0; (at = m.find("pkit_service_state{service=\"loop\"", at)) != std::string::npos; ++at) {
+    for (std::size_t at = 0;
+         (at = m.find("pkit_service_state{service=\"loop\"", at)) != std::string::npos; ++at) {
         ++states;
     }
     CHECK(states == 9);
     CHECK(pkitd.stop() == 0);
 }
 
-TEST_CASE("metrics: counters grow with runs and restarts, and a reload that changes the service resets them") {
+TEST_CASE(
+    "metrics: counters grow with runs and restarts, and a reload that changes the service resets "
+    "them") {
     TempDir dir;
     int port = with_http(dir);
     dir.service("loop", sh_command("exit 3") + restart_table("always", "100ms", 1.0));

@@ -44,8 +44,11 @@ TEST_CASE("readiness: pkitctl health exits 0 when ready and 3 with the failed se
     dir.service("bad", "affects_readiness = false\n" + sh_command("exit 1") +
                            restart_table("on_crash", "50ms", 2.0, 0));
     CHECK(client.command("reload")["ok"] == true);
-    wait_for([&] { return run_ctl({"--socket", pkitd.socket(), "health"}).exit_code == 0; }, 10s,
-             "pkitd ready once bad no longer affects readiness");
+    wait_for(
+        [&] {
+            return run_ctl({"--socket", pkitd.socket(), "health"}).exit_code == 0;
+        },
+        10s, "pkitd ready once bad no longer affects readiness");
     CommandResult ready = run_ctl({"--socket", pkitd.socket(), "health"});
     CHECK(ready.out == "ready\n");
     // Ready whatever bad's state: it runs again with its new definition, then fails.

@@ -17,7 +17,9 @@ json resources_of(Client& client, const std::string& name) {
 
 }  // namespace
 
-TEST_CASE("resources: a service that forks 3 children and holds 50 MiB shows 4 processes and its memory") {
+TEST_CASE(
+    "resources: a service that forks 3 children and holds 50 MiB shows 4 processes and its "
+    "memory") {
     const std::string py = python3();
     if (py.empty()) {
         PKIT_SKIP("python3 is not available");
@@ -33,7 +35,9 @@ TEST_CASE("resources: a service that forks 3 children and holds 50 MiB shows 4 p
         "block = bytearray(50 * 1024 * 1024)\n"
         "for i in range(0, len(block), 4096):\n"
         "    block[i] = 1\n"
-        "open(" + json(dir.file("allocated")).dump() + ", 'w').close()\n"
+        "open(" +
+        json(dir.file("allocated")).dump() +
+        ", 'w').close()\n"
         "time.sleep(1000)\n";
     write_file(dir.file("hold.py"), script);
     dir.service("hold", "command = " + toml_array({py, dir.file("hold.py")}) + "\n");

@@ -169,8 +169,7 @@ TEST_CASE("socket access: 100 concurrent clients each get their status reply") {
     CHECK(pkitd.stop() == 0);
 }
 
-TEST_CASE(
-    "socket access: a client that never reads does not keep 20 pings from being answered") {
+TEST_CASE("socket access: a client that never reads does not keep 20 pings from being answered") {
     TempDir dir;
     for (int i = 0; i < 50; ++i) {
         dir.service("s" + std::to_string(i), sh_command("exec sleep 1000"));

@@ -14,9 +14,9 @@ TEST_CASE("a run whose stop signal is SIGTSTP handles it and exits 0 on pkitctl 
     const std::string armed = dir.file("armed");
     // sh runs the trap once its current sleep ends. The sleeps get SIGTSTP too, and
     // ignore it: a run's process group is orphaned (it is a session of its own).
-    dir.service("svc", sh_command("trap 'exit 0' TSTP; touch " + armed +
-                                  "; while :; do sleep 0.1; done") +
-                           "[stop]\nsignal = \"SIGTSTP\"\ntimeout = \"3s\"\n");
+    dir.service("svc",
+                sh_command("trap 'exit 0' TSTP; touch " + armed + "; while :; do sleep 0.1; done") +
+                    "[stop]\nsignal = \"SIGTSTP\"\ntimeout = \"3s\"\n");
     Daemon pkitd(dir);
     pkitd.wait_ready();
     Client client = pkitd.client();

@@ -36,7 +36,8 @@ public:
     // The next message, or nullopt at the deadline.
     std::optional<std::string> next(Clock::time_point deadline) {
         for (;;) {
-            auto left = std::chrono::duration_cast<std::chrono::milliseconds>(deadline - Clock::now());
+            auto left =
+                std::chrono::duration_cast<std::chrono::milliseconds>(deadline - Clock::now());
             if (left.count() <= 0) {
                 return std::nullopt;
             }
@@ -133,9 +134,9 @@ TEST_CASE("under a NOTIFY_SOCKET pkitd reports ready, status, reload and stoppin
     CHECK_MESSAGE(plain.find("WATCHDOG_") == std::string::npos, plain);
     std::string notified = read_file(dir.file("notified.env"));
     CHECK_MESSAGE(notified.find("NOTIFY_SOCKET=") != std::string::npos, notified);
-    CHECK_MESSAGE(notified.find("NOTIFY_SOCKET=" + dir.file("systemd-notify.sock")) ==
-                      std::string::npos,
-                  notified);
+    CHECK_MESSAGE(
+        notified.find("NOTIFY_SOCKET=" + dir.file("systemd-notify.sock")) == std::string::npos,
+        notified);
 
     // A crash changes the summary.
     CHECK(client->request({{"cmd", "start"}, {"services", {"crasher"}}})["ok"] == true);

@@ -30,8 +30,9 @@ TEST_CASE("an unprivileged pkitd without --socket serves under $XDG_RUNTIME_DIR"
     struct stat info {};
     ::mkdir("/run/pkit", 0755);
     if (::stat("/run/pkit/pkitd.sock", &info) == 0) {
-        MESSAGE("skipped: a system pkitd's socket exists at /run/pkit/pkitd.sock, and pkitctl "
-                "rightly prefers it");
+        MESSAGE(
+            "skipped: a system pkitd's socket exists at /run/pkit/pkitd.sock, and pkitctl "
+            "rightly prefers it");
         return;
     }
     TempDir dir;

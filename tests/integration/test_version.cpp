@@ -15,8 +15,7 @@ TEST_CASE("pkitd --version and pkitctl --version print the same form") {
     const std::string version = PKIT_VERSION;
     const std::regex form_d("pkitd " + std::regex_replace(version, std::regex("\\."), "\\.") +
                             "( \\(git [0-9a-f]+\\))?\n");
-    const std::regex form_ctl("pkitctl " +
-                              std::regex_replace(version, std::regex("\\."), "\\.") +
+    const std::regex form_ctl("pkitctl " + std::regex_replace(version, std::regex("\\."), "\\.") +
                               "( \\(git [0-9a-f]+\\))?\n");
     CHECK_MESSAGE(std::regex_match(pkitd.out, form_d), pkitd.out);
     CHECK_MESSAGE(std::regex_match(pkitctl.out, form_ctl), pkitctl.out);

@@ -66,8 +66,8 @@ void Connection::on_read(ssize_t nread, const uv_buf_t* buf) {
     try {
         m_timer.start(k_idle_ms, [this] { close(); });
         std::vector<Request> requests;
-        auto error = m_parser.feed(std::string_view(buf->base, static_cast<std::size_t>(nread)),
-                                   requests);
+        auto error =
+            m_parser.feed(std::string_view(buf->base, static_cast<std::size_t>(nread)), requests);
         for (const Request& request : requests) {
             answer(request);
             if (!request.keep_alive) {
@@ -95,8 +95,7 @@ void Connection::answer(const Request& request) {
     } catch (...) {
         response = Response{500, "text/plain; charset=utf-8", "internal error\n", false};
     }
-    send(serialize(response, request.keep_alive, request.method == "HEAD",
-                   request.version_minor));
+    send(serialize(response, request.keep_alive, request.method == "HEAD", request.version_minor));
 }
 
 void Connection::fail(const ParseError& error) {

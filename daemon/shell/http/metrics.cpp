@@ -10,11 +10,10 @@ namespace pkit::shell::http {
 
 namespace {
 
-constexpr std::array k_states{core::State::waiting,     core::State::starting,
-                              core::State::running,     core::State::stopping,
-                              core::State::backoff,     core::State::storm_pause,
-                              core::State::stopped,     core::State::done,
-                              core::State::failed};
+constexpr std::array k_states{
+    core::State::waiting,  core::State::starting, core::State::running,
+    core::State::stopping, core::State::backoff,  core::State::storm_pause,
+    core::State::stopped,  core::State::done,     core::State::failed};
 
 // The shortest text that reads back as the same double ("3", "1764578012.25").
 void append_number(std::string& out, double value) {
@@ -27,8 +26,7 @@ void append_number(std::string& out, double value) {
     out.append(buf, ec == std::errc{} ? end : buf);
 }
 
-void family(std::string& out, std::string_view name, std::string_view type,
-            std::string_view help) {
+void family(std::string& out, std::string_view name, std::string_view type, std::string_view help) {
     out += "# HELP ";
     out += name;
     out += ' ';
@@ -41,8 +39,8 @@ void family(std::string& out, std::string_view name, std::string_view type,
 }
 
 // `name{service="..",group=".."[,extra]} value`
-void service_sample(std::string& out, std::string_view name, const core::Service& s,
-                    double value, std::string_view extra = {}) {
+void service_sample(std::string& out, std::string_view name, const core::Service& s, double value,
+                    std::string_view extra = {}) {
     out += name;
     out += "{service=\"";
     out += escape_label(s.name());
@@ -61,8 +59,8 @@ void service_sample(std::string& out, std::string_view name, const core::Service
     out += '\n';
 }
 
-using ServiceValue = std::function<std::optional<double>(std::size_t position,
-                                                         const core::Service& s)>;
+using ServiceValue =
+    std::function<std::optional<double>(std::size_t position, const core::Service& s)>;
 
 }  // namespace
 
@@ -145,10 +143,9 @@ std::string render_metrics(const MetricsInput& input) {
                 [](std::size_t, const core::Service& s) -> std::optional<double> {
                     return static_cast<double>(s.run());
                 });
-    per_service("pkit_service_restarts_total", "counter", "Automatic restarts.",
-                [](std::size_t, const core::Service& s) -> std::optional<double> {
-                    return s.restarts();
-                });
+    per_service(
+        "pkit_service_restarts_total", "counter", "Automatic restarts.",
+        [](std::size_t, const core::Service& s) -> std::optional<double> { return s.restarts(); });
     per_service("pkit_service_crashes_total", "counter", "Crashed runs.",
                 [](std::size_t, const core::Service& s) -> std::optional<double> {
                     return static_cast<double>(s.crashes_counted());

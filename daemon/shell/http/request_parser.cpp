@@ -11,14 +11,14 @@ struct RequestParser::Impl {
     http_parser_settings settings{};
     std::string url;
     Request current;
-    std::size_t head_bytes = 0;   // bytes of the current head read so far
+    std::size_t head_bytes = 0;  // bytes of the current head read so far
     std::size_t body_bytes = 0;
-    bool in_body = false;         // between the end of the head and the end of the message
-    bool head_done = false;       // set by on_headers_complete, consumed by feed
-    bool message_done = false;    // set by on_message_complete, consumed by feed
-    bool started = false;         // a message has begun and not completed
+    bool in_body = false;       // between the end of the head and the end of the message
+    bool head_done = false;     // set by on_headers_complete, consumed by feed
+    bool message_done = false;  // set by on_message_complete, consumed by feed
+    bool started = false;       // a message has begun and not completed
     bool body_too_large = false;
-    bool finished = false;        // an upgrade or CONNECT: nothing more is read
+    bool finished = false;  // an upgrade or CONNECT: nothing more is read
     std::optional<ParseError> error;
 };
 
@@ -127,8 +127,8 @@ std::optional<ParseError> RequestParser::feed(std::string_view bytes, std::vecto
             impl.error = ParseError{413, "request body too large"};
             break;
         } else if (error != HPE_OK) {
-            impl.error = ParseError{400, std::string("malformed request: ") +
-                                             http_errno_description(error)};
+            impl.error =
+                ParseError{400, std::string("malformed request: ") + http_errno_description(error)};
             break;
         }
         if (impl.head_done) {

@@ -39,8 +39,8 @@ std::expected<Resolved, std::string> resolve(const std::string& listen) {
     addrinfo* found = nullptr;
     int rc = ::getaddrinfo(host.c_str(), port.c_str(), &hints, &found);
     if (rc != 0 || found == nullptr) {
-        return std::unexpected(std::string("cannot resolve \"") + host + "\": " +
-                               ::gai_strerror(rc));
+        return std::unexpected(std::string("cannot resolve \"") + host +
+                               "\": " + ::gai_strerror(rc));
     }
     Resolved out;
     std::memcpy(&out.address, found->ai_addr,

@@ -27,8 +27,8 @@ public:
     // Resolves `listen` ("host:port", "[v6]:port"; a name is resolved now, blocking),
     // binds and listens. The error names the address and the reason.
     static std::expected<std::unique_ptr<Server>, std::string> open(uv_loop_t* loop,
-                                                                     const std::string& listen,
-                                                                     Sources sources);
+                                                                    const std::string& listen,
+                                                                    Sources sources);
     ~Server();
     Server(const Server&) = delete;
     Server& operator=(const Server&) = delete;

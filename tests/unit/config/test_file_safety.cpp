@@ -36,7 +36,8 @@ TEST_CASE("a service file linked to /dev/zero is an error, not an endless read")
     fs::create_directories(tree.root() / "services");
     fs::create_symlink("/dev/zero", tree.root() / "services" / "x.toml");
     CHECK(tree.errors() == Errors{"services/x.toml:1:1: error: not a regular file (a character "
-                                  "device" + k_only_regular});
+                                  "device" +
+                                  k_only_regular});
 }
 
 TEST_CASE("a directory named x.toml is an error at 1:1") {
@@ -50,7 +51,8 @@ TEST_CASE("pkitd.toml is held to the same rules") {
     TempTree tree;
     fs::create_symlink("/dev/null", tree.root() / "pkitd.toml");
     CHECK(tree.errors() == Errors{"pkitd.toml:1:1: error: not a regular file (a character "
-                                  "device" + k_only_regular});
+                                  "device" +
+                                  k_only_regular});
 }
 
 TEST_CASE("a file over 1 MiB is an error with its size and the limit; 1 MiB exactly is read") {
@@ -148,7 +150,8 @@ TEST_CASE("a chain of 10,000 services, each after the one before, loads") {
     tree.service(name(0), "command = [\"x\"]\nafter = [\"" + name(n - 1) + "\"]\n");
     auto errors = tree.errors();
     REQUIRE(errors.size() == 1);
-    CHECK(errors[0].starts_with("services/s00000.toml:2:1: error: dependency cycle: s00000 -> "
-                                "s09999 -> s09998 -> "));
+    CHECK(
+        errors[0].starts_with("services/s00000.toml:2:1: error: dependency cycle: s00000 -> "
+                              "s09999 -> s09998 -> "));
     CHECK(errors[0].ends_with(" -> s00001 -> s00000"));
 }

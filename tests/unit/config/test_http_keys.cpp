@@ -35,9 +35,8 @@ TEST_CASE("[http] bad values are positioned errors") {
                  "65535"});
     TempTree missing;
     missing.daemon("[http]\nport = 9100\n");
-    CHECK(missing.errors() ==
-          Errors{"pkitd.toml:1:1: error: missing key \"listen\" in [http]",
-                 "pkitd.toml:2:1: error: unknown key \"port\" in [http]"});
+    CHECK(missing.errors() == Errors{"pkitd.toml:1:1: error: missing key \"listen\" in [http]",
+                                     "pkitd.toml:2:1: error: unknown key \"port\" in [http]"});
 }
 
 TEST_CASE("affects_readiness: default true, a bool") {

@@ -46,7 +46,8 @@ TEST_CASE("readiness: running and ready, done and operator-stopped services make
           }).ready);
     config::ServiceSpec off = spec("o");
     off.autostart = false;
-    Readiness stopped = alone(off, [](Supervisor& sup) { CHECK(sup.service(0).state() == State::stopped); });
+    Readiness stopped =
+        alone(off, [](Supervisor& sup) { CHECK(sup.service(0).state() == State::stopped); });
     CHECK(stopped.ready);
     CHECK(stopped.not_ready.empty());
     // Stopped by the operator after running: still not counted.
@@ -58,7 +59,9 @@ TEST_CASE("readiness: running and ready, done and operator-stopped services make
           }).ready);
 }
 
-TEST_CASE("readiness: waiting, starting, stopping, backoff, storm_pause and failed make pkitd not ready, each with its reason") {
+TEST_CASE(
+    "readiness: waiting, starting, stopping, backoff, storm_pause and failed make pkitd not ready, "
+    "each with its reason") {
     SUBCASE("starting, and waiting for it") {
         Supervisor sup = supervisor({with_ready_probe(spec("a")), spec_after("b", {"a"})});
         sup.start(at(0));
@@ -81,11 +84,14 @@ TEST_CASE("readiness: waiting, starting, stopping, backoff, storm_pause and fail
     SUBCASE("backoff names the restart and the time left") {
         config::ServiceSpec s = spec("b");
         s.restart.backoff_initial = 2s;
-        Readiness r = alone(s, [](Supervisor& sup) {
-            sup.on_spawned(0, 1, 100, at(0));
-            sup.on_exit(100, exited(1), at(0.5));
-            CHECK(sup.service(0).state() == State::backoff);
-        }, 0.9);
+        Readiness r = alone(
+            s,
+            [](Supervisor& sup) {
+                sup.on_spawned(0, 1, 100, at(0));
+                sup.on_exit(100, exited(1), at(0.5));
+                CHECK(sup.service(0).state() == State::backoff);
+            },
+            0.9);
         CHECK_FALSE(r.ready);
         CHECK(r.not_ready[0].state == State::backoff);
         CHECK(reason_of(r, "b") == "backoff: restart 1 in 1.6 s");

@@ -122,8 +122,8 @@ TEST_CASE("stop_signal sends SIGCONT before a stop-class signal, so a stopped ru
         name = "TTOU";
     }
     CHECK(stop_class_signal(signo));
-    auto launched = launch_ok(
-        make_spec({"/bin/sh", "-c", "trap 'exit 7' " + name + "; echo armed; while :; do :; done"}));
+    auto launched = launch_ok(make_spec(
+        {"/bin/sh", "-c", "trap 'exit 7' " + name + "; echo armed; while :; do :; done"}));
     char text[16] = {};
     int flags = fcntl(launched.stdout_fd, F_GETFL);
     fcntl(launched.stdout_fd, F_SETFL, flags & ~O_NONBLOCK);

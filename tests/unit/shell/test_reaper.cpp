@@ -97,7 +97,8 @@ TEST_CASE("a batch reaps at most its size, the rest at the next turns without a 
     std::set<pid_t> reaped;
     {
         // Not started: no SIGCHLD is watched, only the continuation can reap.
-        Reaper reaper(loop.get(), [&](pid_t pid, int) { reaped.insert(pid); }, 2);
+        Reaper reaper(
+            loop.get(), [&](pid_t pid, int) { reaped.insert(pid); }, 2);
         CHECK(reaper.reap_batch() == 2);
         CHECK(reaper.continuing());
         uv_run(loop.get(), UV_RUN_NOWAIT);

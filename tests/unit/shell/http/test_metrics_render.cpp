@@ -16,7 +16,9 @@ TEST_CASE("metrics: label values escape backslash, quote and newline") {
 }
 
 TEST_CASE("router: GET and HEAD only, the four paths, 404 for the rest") {
-    Sources sources{[] { return std::pair{false, std::string("{\"ready\":false}")}; },
+    Sources sources{[] {
+                        return std::pair{false, std::string("{\"ready\":false}")};
+                    },
                     [] { return std::string("m 1\n"); }};
     auto get = [&](std::string method, std::string path) {
         return route(Request{std::move(method), std::move(path), 1, 1, true}, sources);

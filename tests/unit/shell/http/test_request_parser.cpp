@@ -52,21 +52,20 @@ TEST_CASE("http request parser: pipelined requests come out in order with their 
 }
 
 TEST_CASE("http request parser: a body is read past, and a large one is refused with 413") {
-    Fed small = feed_in_chunks("POST /x HTTP/1.1\r\nContent-Length: 5\r\n\r\nhelloGET /y HTTP/1.1\r\n\r\n", 4);
+    Fed small = feed_in_chunks(
+        "POST /x HTTP/1.1\r\nContent-Length: 5\r\n\r\nhelloGET /y HTTP/1.1\r\n\r\n", 4);
     CHECK_FALSE(small.error);
     REQUIRE(small.requests.size() == 2);
     CHECK(small.requests[0].method == "POST");
     CHECK(small.requests[1].path == "/y");
-    Fed big = feed_in_chunks("POST /x HTTP/1.1\r\nContent-Length: 100000\r\n\r\n" +
-                                 std::string(20000, 'a'),
-                             4096);
+    Fed big = feed_in_chunks(
+        "POST /x HTTP/1.1\r\nContent-Length: 100000\r\n\r\n" + std::string(20000, 'a'), 4096);
     REQUIRE(big.error);
     CHECK(big.error->status == 413);
 }
 
 TEST_CASE("http request parser: a head over 8 KiB is 431, however it arrives") {
-    const std::string head =
-        "GET / HTTP/1.1\r\nX-Big: " + std::string(9 * 1024, 'a') + "\r\n\r\n";
+    const std::string head = "GET / HTTP/1.1\r\nX-Big: " + std::string(9 * 1024, 'a') + "\r\n\r\n";
     for (std::size_t chunk : {std::size_t{100}, std::size_t{8192}, head.size()}) {
         Fed fed = feed_in_chunks(head, chunk);
         REQUIRE(fed.error);
