@@ -33,7 +33,7 @@ std::string window_words(const Service& s, const Decision& d) {
         return "";
     }
     std::string text = "; " + std::to_string(d.restarts_counted) + " of " +
-                       std::to_string(restart.max_restarts) + " restarts";
+                       count_words(restart.max_restarts, "restart");
     if (restart.within > Duration::zero()) {
         text += " in the " + config::format_duration(restart.within) + " window";
     }
@@ -75,6 +75,10 @@ std::string dependency_words(const Supervisor& supervisor, const std::string& na
 
 }  // namespace
 
+std::string count_words(long long count, std::string_view noun) {
+    return std::to_string(count) + " " + std::string(noun) + (count == 1 ? "" : "s");
+}
+
 Explanation explain(const Supervisor& supervisor, std::size_t index, Now now) {
     const Service& s = supervisor.service(index);
     const Decision& d = s.last_decision();
@@ -111,8 +115,8 @@ Explanation explain(const Supervisor& supervisor, std::size_t index, Now now) {
             break;
         case State::running:
             e.text = "running: run " + std::to_string(s.run()) + ", pid " +
-                     std::to_string(s.pid()) + ", " + std::to_string(s.restarts()) +
-                     " restarts so far.";
+                     std::to_string(s.pid()) + ", " + count_words(s.restarts(), "restart") +
+                     " so far.";
             break;
         case State::stopping:
             e.text = "run " + std::to_string(s.run()) + " is being stopped.";

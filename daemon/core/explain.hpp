@@ -6,6 +6,7 @@
 
 #include <cstdint>
 #include <string>
+#include <string_view>
 #include <utility>
 #include <variant>
 #include <vector>
@@ -22,5 +23,9 @@ struct Explanation {
 };
 
 Explanation explain(const Supervisor& supervisor, std::size_t service, Now now);
+
+// A count and its noun, singular or plural: "1 restart", "0 restarts", "4 restarts".
+// `noun` is the singular; the plural adds an "s".
+std::string count_words(long long count, std::string_view noun);
 
 }  // namespace pkit::core

@@ -193,7 +193,8 @@ Decision decide(const config::ServiceSpec& spec, const RunResult& run, PolicySta
                                 : "";
         return end(StopReason::restarts_exhausted,
                    describe_run(run) + "; " + std::to_string(counted) + " of " +
-                       std::to_string(restart.max_restarts) + " restarts used" + scope);
+                       std::to_string(restart.max_restarts) +
+                       (restart.max_restarts == 1 ? " restart used" : " restarts used") + scope);
     }
     // 5. Restart after the delay.
     Decision d;

@@ -52,7 +52,9 @@ void Supervisor::member_restarted(std::size_t index, std::size_t service, Now no
         std::string scope =
             spec.within > Duration::zero() ? " in " + config::format_duration(spec.within) : "";
         fail_group(index,
-                   std::to_string(events) + " restart events" + scope + " exceed max_restarts " +
+                   std::to_string(events) +
+                       (events == 1 ? " restart event" : " restart events") + scope +
+                       (events == 1 ? " exceeds max_restarts " : " exceed max_restarts ") +
                        std::to_string(spec.max_restarts),
                    now);
         return;
@@ -98,7 +100,8 @@ void Supervisor::fail_group(std::size_t index, const std::string& reason, Now no
     int used = m_root_window.count(now.mono, root.within);
     if (used >= root.max_restarts) {
         escalate("group " + group.spec.name + " failed (" + reason + "); " + std::to_string(used) +
-                     " of " + std::to_string(root.max_restarts) + " root restarts used",
+                     " of " + std::to_string(root.max_restarts) +
+                     (root.max_restarts == 1 ? " root restart used" : " root restarts used"),
                  now);
         return;
     }

@@ -189,15 +189,21 @@ void Daemon::execute(const core::Action& action) {
 }
 
 void Daemon::emit(const core::Event& event) {
+    // The service as it is after the step that emitted the event: its end state and exit.
+    std::optional<EndFacts> facts;
+    if (auto index = event.service.empty() ? std::nullopt : m_supervisor.find(event.service)) {
+        facts = end_facts(m_supervisor.service(*index));
+    }
+    const std::string message = event_text(event, facts ? &*facts : nullptr);
     if (m_options.log_format == LogFormat::json) {
         proto::json line = event_json(event);
         line["level"] = "info";
-        line["msg"] = event_text(event);
+        line["msg"] = message;
         std::string text = proto::to_line(line);
         text.pop_back();
         m_stderr.write_line(text);
     } else {
-        m_stderr.write_line("pkitd: " + event_text(event));
+        m_stderr.write_line("pkitd: " + message);
     }
     if (m_control) {
         m_control->publish(event);

@@ -112,7 +112,100 @@ proto::json event_json(const core::Event& event) {
     return j;
 }
 
-std::string event_text(const core::Event& event) {
+EndFacts end_facts(const core::Service& service) {
+    EndFacts facts;
+    facts.state = service.state();
+    facts.reason = service.stopped_reason();
+    facts.last_exit = service.last_exit();
+    facts.stop_signal = service.spec().stop.signal;
+    facts.max_restarts = service.spec().restart.max_restarts;
+    facts.within = service.spec().restart.within;
+    return facts;
+}
+
+std::string exit_words(const core::ExitRecord& exit, int stop_signal) {
+    if (exit.killed_by == core::KilledBy::none) {
+        return exit.signal ? "killed by " + config::signal_name(*exit.signal)
+                           : "exit " + std::to_string(exit.code.value_or(-1));
+    }
+    const std::string stop = config::signal_name(stop_signal);
+    std::string text;
+    if (!exit.signal) {
+        text = "exit " + std::to_string(exit.code.value_or(-1)) + " after " + stop;
+    } else if (*exit.signal == stop_signal) {
+        text = "ended by " + stop;
+    } else if (*exit.signal == SIGKILL) {
+        text = "killed by SIGKILL after the stop timeout";
+    } else {
+        text = "killed by " + config::signal_name(*exit.signal);
+    }
+    switch (exit.killed_by) {
+        case core::KilledBy::timeout:
+            return text + " (timed out)";
+        case core::KilledBy::liveness:
+            return text + " (liveness check failed)";
+        case core::KilledBy::ready_timeout:
+            return text + " (not ready in time)";
+        case core::KilledBy::operator_:
+        case core::KilledBy::none:
+            break;
+    }
+    return text;
+}
+
+namespace {
+
+// "migrate: done (exit 0)", "web: stopped on request (exit 0 after SIGTERM)", "job: failed:
+// stop_when: exit 3 matched stop_when.exit_codes": why supervision of a service ended.
+std::string end_text(const std::string& who, const core::Event& event, const EndFacts& facts) {
+    const std::string exit =
+        facts.last_exit ? " (" + exit_words(*facts.last_exit, facts.stop_signal) + ")" : "";
+    switch (event.type) {
+        case core::EventType::restarts_exhausted: {
+            std::string used = std::to_string(facts.max_restarts) + " of " +
+                               std::to_string(facts.max_restarts);
+            if (facts.within > core::Duration::zero()) {
+                used += " in " + config::format_duration(facts.within);
+            }
+            return who + ": failed: restarts exhausted (" + used + ")";
+        }
+        case core::EventType::gave_up:
+            return who + ": failed: " + event.reason;
+        default:
+            break;
+    }
+    switch (facts.state) {
+        case core::State::stopped: {
+            // The exit belongs to this stop only when pkitd stopped that run on request.
+            const bool ours = facts.last_exit &&
+                              facts.last_exit->killed_by == core::KilledBy::operator_;
+            return who + ": stopped on request" + (ours ? exit : "");
+        }
+        case core::State::done:
+        case core::State::failed: {
+            const std::string state = facts.state == core::State::done ? "done" : "failed";
+            switch (facts.reason.value_or(core::StopReason::policy_satisfied)) {
+                case core::StopReason::unhealthy:
+                    return who + ": " + state + ": killed by its liveness check";
+                case core::StopReason::predicate:
+                case core::StopReason::gave_up:
+                case core::StopReason::restarts_exhausted:
+                    // The reason names what matched, the exit included.
+                    return who + ": " + state + ": " + event.reason;
+                case core::StopReason::policy_satisfied:
+                case core::StopReason::operator_:
+                    break;
+            }
+            return who + ": " + state + exit;
+        }
+        default:
+            return who + ": stopped" + (event.reason.empty() ? "" : ": " + event.reason);
+    }
+}
+
+}  // namespace
+
+std::string event_text(const core::Event& event, const EndFacts* facts) {
     std::string who = event.service.empty() ? std::string("daemon") : event.service;
     std::string run = "run " + std::to_string(event.run);
     switch (event.type) {
@@ -124,14 +217,16 @@ std::string event_text(const core::Event& event) {
             }
             if (event.exit) {
                 const auto& exit = *event.exit;
-                std::string how =
-                    exit.signal ? "killed by " + config::signal_name(*exit.signal)
-                                : "exited with code " + std::to_string(exit.code.value_or(-1));
-                if (exit.killed_by != core::KilledBy::none) {
-                    how += " (" + std::string(core::to_string(exit.killed_by)) + ")";
+                if (exit.killed_by == core::KilledBy::none) {
+                    std::string how =
+                        exit.signal ? "killed by " + config::signal_name(*exit.signal)
+                                    : "exited with code " + std::to_string(exit.code.value_or(-1));
+                    return who + ": " + how + " after " + short_duration(exit.duration) + " (" +
+                           run + ")";
                 }
-                return who + ": " + how + " after " + short_duration(exit.duration) + " (" + run +
-                       ")";
+                // pkitd ended this run: say how it went and after which signal.
+                return who + ": " + exit_words(exit, facts ? facts->stop_signal : SIGTERM) +
+                       " (" + run + ", " + short_duration(exit.duration) + ")";
             }
             return who + ": exited (" + run + ")";
         case core::EventType::restarting:
@@ -140,11 +235,12 @@ std::string event_text(const core::Event& event) {
         case core::EventType::storm_pause:
             return who + ": failure storm: restarts paused for " + short_duration(event.delay);
         case core::EventType::stopped:
-            return who + ": stopped" + (event.reason.empty() ? "" : ": " + event.reason);
         case core::EventType::gave_up:
-            return who + ": supervision ended: " + event.reason;
         case core::EventType::restarts_exhausted:
-            return who + ": restarts exhausted: " + event.reason;
+            if (facts) {
+                return end_text(who, event, *facts);
+            }
+            return who + ": stopped" + (event.reason.empty() ? "" : ": " + event.reason);
         case core::EventType::ready:
             return who + ": ready (" + run + ")";
         case core::EventType::liveness_kill:

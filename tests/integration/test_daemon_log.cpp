@@ -1,8 +1,9 @@
 // pkitd's own log on stderr (SPEC §1 --log-format): one line an event, in text
 // ("pkitd: NAME: ...") or as one JSON object a line. A crashing service with a backoff
 // and max_restarts = 1 logs its starts (pid, run), exits (code, duration), the restart
-// (delay) and one line saying why supervision ended with the last exit; give_up_when
-// logs a gave_up line with its reason; an operator's stop logs a stopped line.
+// (delay) and one line saying why supervision ended, in plain words ("failed: restarts
+// exhausted (1 of 1)"); give_up_when logs a gave_up line with its reason; an operator's
+// stop logs how the run ended ("ended by SIGTERM") and "stopped on request".
 
 #include <algorithm>
 #include <cmath>
@@ -114,8 +115,8 @@ TEST_CASE("daemon log in text: started, exited, restarting, restarts exhausted, 
     wait_for(
         [&] {
             const std::string log = pkitd.log();
-            return has_line(log, "pkitd: crash: restarts exhausted: .*") &&
-                   has_line(log, "pkitd: quitter: supervision ended: .*") &&
+            return has_line(log, "pkitd: crash: failed: restarts exhausted .*") &&
+                   has_line(log, "pkitd: quitter: failed: .*") &&
                    has_line(log, "pkitd: held: stopped.*");
         },
         10s, "the end lines of crash, quitter and held in pkitd's log",
@@ -131,7 +132,7 @@ TEST_CASE("daemon log in text: started, exited, restarting, restarts exhausted, 
     const auto exited1 = matching(lines, exited_re + R"(1\))");
     const auto exited2 = matching(lines, exited_re + R"(2\))");
     const auto restarting = matching(lines, R"(pkitd: crash: restarting in .*)");
-    const auto exhausted = matching(lines, R"(pkitd: crash: restarts exhausted: .*)");
+    const auto exhausted = matching(lines, R"(pkitd: crash: failed: restarts exhausted .*)");
     REQUIRE(started1.size() == 1);
     REQUIRE(started2.size() == 1);
     REQUIRE(exited1.size() == 1);
@@ -149,9 +150,8 @@ TEST_CASE("daemon log in text: started, exited, restarting, restarts exhausted, 
         CHECK_MESSAGE(duration >= 0.15, lines[at]);
         CHECK_MESSAGE(duration < 5.0, lines[at]);
     }
-    // Why supervision ended, with the last exit.
-    CHECK(lines[exhausted[0]].find("exit 3") != std::string::npos);
-    CHECK(lines[exhausted[0]].find("1 of 1 restarts used") != std::string::npos);
+    // Why supervision ended, in plain words (the exit is on the line before).
+    CHECK(lines[exhausted[0]] == "pkitd: crash: failed: restarts exhausted (1 of 1)");
     // In the order they happened.
     CHECK(started1[0] < exited1[0]);
     CHECK(exited1[0] < restarting[0]);
@@ -162,7 +162,7 @@ TEST_CASE("daemon log in text: started, exited, restarting, restarts exhausted, 
     // quitter: its exit, then one gave_up line with the reason and the last exit.
     const auto quitter_exit =
         matching(lines, R"(pkitd: quitter: exited with code 78 after [0-9.e+-]+s \(run 1\))");
-    const auto gave_up = matching(lines, R"(pkitd: quitter: supervision ended: .*)");
+    const auto gave_up = matching(lines, R"(pkitd: quitter: failed: .*)");
     REQUIRE(quitter_exit.size() == 1);
     REQUIRE(gave_up.size() == 1);
     CHECK(quitter_exit[0] < gave_up[0]);
@@ -171,9 +171,15 @@ TEST_CASE("daemon log in text: started, exited, restarting, restarts exhausted, 
     CHECK(lines[gave_up[0]].find("give_up_when.exit_codes") != std::string::npos);
     CHECK(matching(lines, R"(pkitd: quitter: restarting .*)").empty());
 
-    // held: started, then stopped on request.
+    // held: started, then stopped on request: its run ended by the stop signal, which
+    // is no crash and no "killed by".
     const auto held_started = matching(lines, R"(pkitd: held: started \(pid [1-9][0-9]*, run 1\))");
-    const auto held_stopped = matching(lines, R"(pkitd: held: stopped: stopped on request)");
+    const auto held_ended =
+        matching(lines, R"(pkitd: held: ended by SIGTERM \(run 1, [0-9.e+-]+s\))");
+    const auto held_stopped =
+        matching(lines, R"(pkitd: held: stopped on request \(ended by SIGTERM\))");
+    REQUIRE(held_ended.size() == 1);
+    CHECK(held_ended[0] < held_stopped.at(0));
     REQUIRE(held_started.size() == 1);
     REQUIRE(held_stopped.size() == 1);
     CHECK(held_started[0] < held_stopped[0]);
@@ -257,8 +263,8 @@ TEST_CASE("daemon log with --log-format json: one JSON object a line, events wit
     REQUIRE(exhausted[0]["reason"].is_string());
     const std::string why = exhausted[0]["reason"];
     CHECK(why.find("exit 3") != std::string::npos);
-    CHECK(why.find("1 of 1 restarts used") != std::string::npos);
-    CHECK(exhausted[0]["msg"].get<std::string>().find("restarts exhausted") != std::string::npos);
+    CHECK(why.find("1 of 1 restart used") != std::string::npos);
+    CHECK(exhausted[0]["msg"] == "crash: failed: restarts exhausted (1 of 1)");
 
     // quitter: exited 78, then gave_up with the reason and the last exit.
     auto quitter_exit = events_of(lines, "exited", "quitter");
@@ -277,5 +283,5 @@ TEST_CASE("daemon log with --log-format json: one JSON object a line, events wit
     auto held_stopped = events_of(lines, "stopped", "held");
     REQUIRE(held_stopped.size() == 1);
     CHECK(held_stopped[0]["reason"] == "stopped on request");
-    CHECK(held_stopped[0]["msg"] == "held: stopped: stopped on request");
+    CHECK(held_stopped[0]["msg"] == "held: stopped on request (ended by SIGTERM)");
 }

@@ -93,7 +93,7 @@ TEST_CASE("root restarts exhausted escalate and exit 1 once everything stopped")
     std::vector<Action> actions = sup.take_actions();
     REQUIRE(events_of(actions, EventType::escalated).size() == 1);
     CHECK(events_of(actions, EventType::escalated)[0].reason ==
-          "group g failed (1 restart events exceed max_restarts 0); 1 of 1 root restarts used");
+          "group g failed (1 restart event exceeds max_restarts 0); 1 of 1 root restart used");
     CHECK(sup.shutting_down());
     CHECK(only<ExitAction>(actions).empty());
     sup.on_exit(202, killed(SIGTERM), at(10.1));
