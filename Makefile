@@ -6,9 +6,10 @@ DEB_DEPS = cmake g++ make pkg-config libuv1-dev libtomlplusplus-dev libcli11-dev
            nlohmann-json3-dev doctest-dev libre2-dev libhttp-parser-dev
 # Tools the integration tests use (python3 serves http probes; systemd-notify, setpriv
 # and unshare exercise sd_notify, peer credentials and PID 1; promtool checks the
-# metrics; dpkg-dev and lintian build and check the .deb; mandoc lints the man pages).
-# The fuzz corpora replay under g++'s sanitizers; `make fuzz` installs clang itself.
-TEST_DEPS = python3 systemd util-linux procps socat prometheus dpkg-dev lintian mandoc
+# metrics; dpkg-dev and lintian build and check the .deb; mandoc lints the man pages;
+# zsh and fish run pkitctl's completions). The fuzz corpora replay under g++'s
+# sanitizers; `make fuzz` installs clang itself.
+TEST_DEPS = python3 systemd util-linux procps socat prometheus dpkg-dev lintian mandoc zsh fish
 # dpkg-shlibdeps computes the package's Depends; lintian checks it (make test too).
 PACKAGE_DEPS = dpkg-dev
 SUDO    := $(shell [ "$$(id -u)" = 0 ] || echo sudo)

@@ -32,6 +32,17 @@ add_custom_target(pkit_man_pages ALL DEPENDS ${_pkit_man_gz})
 install(FILES ${PROJECT_SOURCE_DIR}/packaging/completions/pkitctl.bash
         DESTINATION ${CMAKE_INSTALL_DATADIR}/bash-completion/completions
         RENAME pkitctl COMPONENT pkit)
+# zsh finds _NAME in a directory of $fpath: Debian's zsh looks in
+# /usr/share/zsh/vendor-completions for packages (and /usr/local/share/zsh/site-functions
+# for local installs: -DPKIT_ZSH_COMPLETION_DIR=share/zsh/site-functions). fish loads
+# vendor_completions.d/NAME.fish on demand.
+set(PKIT_ZSH_COMPLETION_DIR ${CMAKE_INSTALL_DATADIR}/zsh/vendor-completions CACHE STRING
+    "where zsh's completion function _pkitctl is installed (a directory in zsh's $fpath)")
+install(FILES ${PROJECT_SOURCE_DIR}/packaging/completions/pkitctl.zsh
+        DESTINATION ${PKIT_ZSH_COMPLETION_DIR}
+        RENAME _pkitctl COMPONENT pkit)
+install(FILES ${PROJECT_SOURCE_DIR}/packaging/completions/pkitctl.fish
+        DESTINATION ${CMAKE_INSTALL_DATADIR}/fish/vendor_completions.d COMPONENT pkit)
 
 # The systemd unit, with ExecStart pointing at the installed pkitd. Written at install
 # time, so that `cmake --install --prefix` is honoured. systemd reads units from

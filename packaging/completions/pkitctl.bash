@@ -1,18 +1,29 @@
 # bash completion for pkitctl(1). Installed as
 # share/bash-completion/completions/pkitctl, or source it from ~/.bashrc.
 #
-# Service names come from the running pkitd (`pkitctl --json status`, 1 s timeout),
-# over the socket given on the command line with --socket, else $PKIT_SOCKET, else
-# the default; without an answer only options are completed.
+# Completes commands, options and their values, service names from the running pkitd
+# (`pkitctl --json status`, 1 s timeout) over the socket given on the command line
+# (--socket PATH or --socket=PATH), else $PKIT_SOCKET, else the default, and signal
+# names after `signal NAME`. Without an answer from pkitd, names are not completed.
 
+_pkitctl_signals="HUP INT QUIT KILL USR1 USR2 TERM CONT STOP TSTP TTIN TTOU WINCH ALRM PIPE ABRT"
+_pkitctl_event_types="started ready exited restarting storm_pause liveness_kill health stopped gave_up restarts_exhausted group_failed escalated reload"
+
+# The service names pkitd knows, one a line.
 _pkitctl_services() {
     local socket_opt=() i
     for ((i = 1; i < ${#COMP_WORDS[@]} - 1; i++)); do
-        if [[ ${COMP_WORDS[i]} == --socket ]]; then
-            socket_opt=(--socket "${COMP_WORDS[i + 1]}")
-        elif [[ ${COMP_WORDS[i]} == --socket=* ]]; then
-            socket_opt=("${COMP_WORDS[i]}")
-        fi
+        case ${COMP_WORDS[i]} in
+            --socket)
+                # bash splits "--socket=PATH" at "=" into three words.
+                if [[ ${COMP_WORDS[i + 1]} == = ]]; then
+                    socket_opt=(--socket "${COMP_WORDS[i + 2]}")
+                else
+                    socket_opt=(--socket "${COMP_WORDS[i + 1]}")
+                fi
+                ;;
+            --socket=*) socket_opt=("${COMP_WORDS[i]}") ;;
+        esac
     done
     # Service names are [A-Za-z0-9_.-]: a plain match on "name":"..." is exact.
     "${COMP_WORDS[0]}" "${socket_opt[@]}" --timeout 1 --json status 2>/dev/null |
@@ -21,17 +32,22 @@ _pkitctl_services() {
 
 _pkitctl() {
     local cur prev words cword
-    if declare -F _init_completion >/dev/null; then
-        _init_completion || return
-    else
-        cur=${COMP_WORDS[COMP_CWORD]}
-        prev=${COMP_WORDS[COMP_CWORD - 1]}
-        words=("${COMP_WORDS[@]}")
-        cword=$COMP_CWORD
+    cur=${COMP_WORDS[COMP_CWORD]}
+    prev=${COMP_WORDS[COMP_CWORD - 1]}
+    words=("${COMP_WORDS[@]}")
+    cword=$COMP_CWORD
+    # "--socket=PATH" as bash splits it: the value after "=".
+    if [[ $prev == = && $COMP_CWORD -ge 2 ]]; then
+        prev=${COMP_WORDS[COMP_CWORD - 2]}
+    elif [[ $cur == = ]]; then
+        cur=""
+    elif [[ $cur == --*=* ]]; then
+        prev=${cur%%=*}
+        cur=${cur#*=}
     fi
 
-    local commands="status health start stop restart wait signal logs events explain reload shutdown check"
-    local global_opts="--socket --json --timeout --help --version"
+    local commands="status show health start stop restart wait signal logs events explain reload shutdown check"
+    local global_opts="--socket --json --timeout --color --help --version"
 
     # The options that take a value.
     case $prev in
@@ -39,7 +55,11 @@ _pkitctl() {
             COMPREPLY=($(compgen -f -- "$cur"))
             return
             ;;
-        --timeout | -n | --lines | --within)
+        --timeout | -n | --lines | --within | --since)
+            return
+            ;;
+        --color)
+            COMPREPLY=($(compgen -W "auto always never" -- "$cur"))
             return
             ;;
         --for)
@@ -50,14 +70,25 @@ _pkitctl() {
             COMPREPLY=($(compgen -W "stdout stderr" -- "$cur"))
             return
             ;;
+        --type)
+            COMPREPLY=($(compgen -W "$_pkitctl_event_types" -- "$cur"))
+            return
+            ;;
+        --service)
+            COMPREPLY=($(compgen -W "$(_pkitctl_services)" -- "$cur"))
+            return
+            ;;
     esac
 
     # The subcommand: the first word that is neither an option nor an option's value.
-    local command="" i
+    local command="" i names=0
     for ((i = 1; i < cword; i++)); do
         case ${words[i]} in
-            --socket | --timeout) ((i++)) ;;
-            -*) ;;
+            --socket | --timeout | --color)
+                ((i++))
+                [[ ${words[i]} == = ]] && ((i++))
+                ;;
+            -* | =) ;;
             *)
                 command=${words[i]}
                 break
@@ -74,6 +105,17 @@ _pkitctl() {
         return
     fi
 
+    # The names given after the command so far (options and their values skipped).
+    local k
+    for ((k = i + 1; k < cword; k++)); do
+        case ${words[k]} in
+            -n | --lines | --stream | --for | --within | --since | --service | --type | \
+                --socket | --timeout | --color) ((k++)) ;;
+            -* | =) ;;
+            *) ((names++)) ;;
+        esac
+    done
+
     local opts=""
     case $command in
         status) opts="--tree --resources" ;;
@@ -81,14 +123,15 @@ _pkitctl() {
         stop | restart) opts="--all --no-block" ;;
         wait) opts="--all --for --within" ;;
         signal) opts="--group" ;;
-        logs) opts="-n --lines --previous -f --follow --stream" ;;
+        logs) opts="-n --lines --previous -f --follow --stream -t --timestamps --since" ;;
+        events) opts="--service --type" ;;
         check)
             if [[ $cur != -* ]]; then
                 COMPREPLY=($(compgen -d -- "$cur"))
                 return
             fi
             ;;
-        events | explain | reload | shutdown) ;;
+        show | health | explain | reload | shutdown) ;;
         *) return ;;
     esac
     if [[ $cur == -* ]]; then
@@ -97,24 +140,19 @@ _pkitctl() {
     fi
 
     case $command in
-        status | start | stop | restart | wait | explain)
-            COMPREPLY=($(compgen -W "$(_pkitctl_services)" -- "$cur"))
-            ;;
-        logs)
-            # One service only.
-            local k
-            for ((k = i + 1; k < cword; k++)); do
-                case ${words[k]} in
-                    -n | --lines | --stream) ((k++)) ;;
-                    -*) ;;
-                    *) return ;;
-                esac
-            done
+        status | show | start | stop | restart | wait | explain | logs)
             COMPREPLY=($(compgen -W "$(_pkitctl_services)" -- "$cur"))
             ;;
         signal)
-            # Services, then the signal: offer both.
-            COMPREPLY=($(compgen -W "$(_pkitctl_services) $(compgen -A signal)" -- "$cur"))
+            # Services first; after one, the signal (a service name still fits).
+            local offer
+            offer=$(_pkitctl_services)
+            if ((names > 0)); then
+                local s sigs=""
+                for s in $_pkitctl_signals; do sigs+=" SIG$s $s"; done
+                offer+=" $sigs"
+            fi
+            COMPREPLY=($(compgen -W "$offer" -- "$cur"))
             ;;
     esac
 }
