@@ -52,9 +52,8 @@ void Supervisor::member_restarted(std::size_t index, std::size_t service, Now no
         std::string scope =
             spec.within > Duration::zero() ? " in " + config::format_duration(spec.within) : "";
         fail_group(index,
-                   std::to_string(events) +
-                       (events == 1 ? " restart event" : " restart events") + scope +
-                       (events == 1 ? " exceeds max_restarts " : " exceed max_restarts ") +
+                   std::to_string(events) + (events == 1 ? " restart event" : " restart events") +
+                       scope + (events == 1 ? " exceeds max_restarts " : " exceed max_restarts ") +
                        std::to_string(spec.max_restarts),
                    now);
         return;

@@ -162,8 +162,8 @@ std::string end_text(const std::string& who, const core::Event& event, const End
         facts.last_exit ? " (" + exit_words(*facts.last_exit, facts.stop_signal) + ")" : "";
     switch (event.type) {
         case core::EventType::restarts_exhausted: {
-            std::string used = std::to_string(facts.max_restarts) + " of " +
-                               std::to_string(facts.max_restarts);
+            std::string used =
+                std::to_string(facts.max_restarts) + " of " + std::to_string(facts.max_restarts);
             if (facts.within > core::Duration::zero()) {
                 used += " in " + config::format_duration(facts.within);
             }
@@ -177,8 +177,8 @@ std::string end_text(const std::string& who, const core::Event& event, const End
     switch (facts.state) {
         case core::State::stopped: {
             // The exit belongs to this stop only when pkitd stopped that run on request.
-            const bool ours = facts.last_exit &&
-                              facts.last_exit->killed_by == core::KilledBy::operator_;
+            const bool ours =
+                facts.last_exit && facts.last_exit->killed_by == core::KilledBy::operator_;
             return who + ": stopped on request" + (ours ? exit : "");
         }
         case core::State::done:
@@ -225,8 +225,8 @@ std::string event_text(const core::Event& event, const EndFacts* facts) {
                            run + ")";
                 }
                 // pkitd ended this run: say how it went and after which signal.
-                return who + ": " + exit_words(exit, facts ? facts->stop_signal : SIGTERM) +
-                       " (" + run + ", " + short_duration(exit.duration) + ")";
+                return who + ": " + exit_words(exit, facts ? facts->stop_signal : SIGTERM) + " (" +
+                       run + ", " + short_duration(exit.duration) + ")";
             }
             return who + ": exited (" + run + ")";
         case core::EventType::restarting:

@@ -64,8 +64,8 @@ std::vector<std::string> bash_complete(const std::vector<std::string>& words) {
         array += q(w) + " ";
     }
     const std::string script = "source " + q((completions_dir() / "pkitctl.bash").string()) +
-                               "\nCOMP_WORDS=(" + array + ")\nCOMP_CWORD=" +
-                               std::to_string(words.size() - 1) +
+                               "\nCOMP_WORDS=(" + array +
+                               ")\nCOMP_CWORD=" + std::to_string(words.size() - 1) +
                                "\n_pkitctl\nprintf '%s\\n' \"${COMPREPLY[@]}\"\n";
     const auto r = run_command({program_path("bash"), "--norc", "-c", script});
     INFO("bash: " << r.all());
@@ -78,11 +78,11 @@ std::vector<std::string> zsh_complete(const std::vector<std::string>& words) {
     for (const auto& w : words) {
         array += q(w) + " ";
     }
-    const std::string script =
-        "source " + q((completions_dir() / "pkitctl.zsh").string()) +
-        "\ncompadd() { [[ $1 == -- ]] && shift; print -rl -- \"$@\" }\n"
-        "_files() { }\nwords=(" +
-        array + ")\nCURRENT=" + std::to_string(words.size()) + "\n_pkitctl\n";
+    const std::string script = "source " + q((completions_dir() / "pkitctl.zsh").string()) +
+                               "\ncompadd() { [[ $1 == -- ]] && shift; print -rl -- \"$@\" }\n"
+                               "_files() { }\nwords=(" +
+                               array + ")\nCURRENT=" + std::to_string(words.size()) +
+                               "\n_pkitctl\n";
     const auto r = run_command({program_path("zsh"), "-f", "-c", script});
     INFO("zsh: " << r.all());
     CHECK(r.exit_code == 0);
@@ -90,8 +90,8 @@ std::vector<std::string> zsh_complete(const std::vector<std::string>& words) {
 }
 
 std::vector<std::string> fish_complete(const std::string& line) {
-    const std::string script = "source " + q((completions_dir() / "pkitctl.fish").string()) +
-                               "; complete -C " + q(line);
+    const std::string script =
+        "source " + q((completions_dir() / "pkitctl.fish").string()) + "; complete -C " + q(line);
     const auto r = run_command({program_path("fish"), "--no-config", "-c", script});
     INFO("fish: " << r.all());
     CHECK(r.exit_code == 0);

@@ -71,8 +71,7 @@ TEST_CASE("log wording: an operator's stop is stopped on request, with the run's
                            exit_signal(SIGTERM, core::KilledBy::operator_));
     CHECK(event_text(e, &killed) == "svc: stopped on request (ended by SIGTERM)");
     // Stopped while waiting for a restart: the last exit was a crash, not this stop.
-    auto waiting =
-        facts_of(core::State::stopped, core::StopReason::operator_, exit_code(1));
+    auto waiting = facts_of(core::State::stopped, core::StopReason::operator_, exit_code(1));
     CHECK(event_text(e, &waiting) == "svc: stopped on request");
     // The exited line of a run pkitd stopped says so, never "killed by SIGTERM (operator)".
     auto exited = event_of(core::EventType::exited);
@@ -102,10 +101,10 @@ TEST_CASE("log wording: restarts exhausted and giving up are failures with their
 
     auto unhealthy = facts_of(core::State::failed, core::StopReason::unhealthy,
                               exit_signal(SIGTERM, core::KilledBy::liveness));
-    CHECK(event_text(event_of(core::EventType::stopped, "the run was killed by its liveness "
-                                                        "check and the policy is never"),
-                     &unhealthy) ==
-          "svc: failed: killed by its liveness check");
+    CHECK(event_text(event_of(core::EventType::stopped,
+                              "the run was killed by its liveness "
+                              "check and the policy is never"),
+                     &unhealthy) == "svc: failed: killed by its liveness check");
 }
 
 TEST_CASE("log wording: exit words name what pkitd did and why") {
