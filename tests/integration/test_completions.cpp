@@ -2,9 +2,9 @@
 // the commands, `--for` values of `wait`, a live service name from the running pkitd
 // over the socket given as `--socket=PATH` (or `--socket PATH`), and signal names after
 // `signal NAME`. bash runs its completion function as bash would (COMP_WORDS split at
-// "=", COMPREPLY from compgen); zsh runs the function with `words` and `CURRENT` and
-// compadd recording what it offers; fish asks `complete -C`. A shell that is not
-// installed is skipped with the reason.
+// "=", COMPREPLY from compgen); zsh autoloads it from $fpath as _pkitctl and runs it
+// with `words` and `CURRENT`, compadd recording what it offers; fish asks `complete -C`. A shell
+// that is not installed is skipped with the reason.
 
 #include <unistd.h>
 
@@ -73,16 +73,21 @@ std::vector<std::string> bash_complete(const std::vector<std::string>& words) {
     return offered(r.out);
 }
 
-std::vector<std::string> zsh_complete(const std::vector<std::string>& words) {
+// zsh autoloads the completion from $fpath under its installed name, _pkitctl, as
+// compinit does; compadd (a builtin only inside completion) prints what it is given.
+std::vector<std::string> zsh_complete(const TempDir& dir, const std::vector<std::string>& words) {
+    const fs::path functions = dir.path() / "zsh-functions";
+    fs::create_directories(functions);
+    fs::copy_file(completions_dir() / "pkitctl.zsh", functions / "_pkitctl",
+                  fs::copy_options::overwrite_existing);
     std::string array;
     for (const auto& w : words) {
         array += q(w) + " ";
     }
-    const std::string script = "source " + q((completions_dir() / "pkitctl.zsh").string()) +
-                               "\ncompadd() { [[ $1 == -- ]] && shift; print -rl -- \"$@\" }\n"
-                               "_files() { }\nwords=(" +
-                               array + ")\nCURRENT=" + std::to_string(words.size()) +
-                               "\n_pkitctl\n";
+    const std::string script =
+        "fpath=(" + q(functions.string()) + " $fpath)\nautoload -Uz _pkitctl\n" +
+        "compadd() { [[ $1 == -- ]] && shift; print -rl -- \"$@\" }\n_files() { }\n" + "words=(" +
+        array + ")\nCURRENT=" + std::to_string(words.size()) + "\n_pkitctl\n";
     const auto r = run_command({program_path("zsh"), "-f", "-c", script});
     INFO("zsh: " << r.all());
     CHECK(r.exit_code == 0);
@@ -136,17 +141,18 @@ TEST_CASE("completions: bash, zsh and fish offer a live service, signals, comman
         if (program_path("zsh").empty()) {
             PKIT_SKIP("zsh is not installed (apt-get install zsh)");
         }
-        auto names = zsh_complete({ctl, socket_eq, "signal", ""});
+        auto names = zsh_complete(dir, {ctl, socket_eq, "signal", ""});
         CHECK(offers(names, "webapp"));
         CHECK_FALSE(offers(names, "SIGHUP"));
-        auto signals = zsh_complete({ctl, socket_eq, "signal", "webapp", ""});
+        auto signals = zsh_complete(dir, {ctl, socket_eq, "signal", "webapp", ""});
         CHECK(offers(signals, "SIGUSR1"));
         CHECK(offers(signals, "HUP"));
-        CHECK(offers(zsh_complete({ctl, "--socket", pkitd.socket(), "explain", ""}), "webapp"));
-        auto commands = zsh_complete({ctl, ""});
+        CHECK(
+            offers(zsh_complete(dir, {ctl, "--socket", pkitd.socket(), "explain", ""}), "webapp"));
+        auto commands = zsh_complete(dir, {ctl, ""});
         CHECK(offers(commands, "status"));
         CHECK(offers(commands, "wait"));
-        CHECK(zsh_complete({ctl, "wait", "--for", ""}) ==
+        CHECK(zsh_complete(dir, {ctl, "wait", "--for", ""}) ==
               std::vector<std::string>{"ready", "done", "stopped"});
     }
     SUBCASE("fish") {
