@@ -23,4 +23,9 @@ struct Explanation {
 
 Explanation explain(const Supervisor& supervisor, std::size_t service, Now now);
 
+// Appends the facts that describe the service's definition (explain_definition.cpp):
+// command, cwd, user, unix_group, after, policy, within, liveness, readiness.
+void add_definition_facts(const config::ServiceSpec& spec,
+                          std::vector<std::pair<std::string, FactValue>>& facts);
+
 }  // namespace pkit::core
