@@ -133,7 +133,8 @@ std::string state_words(const proto::json& status, double now) {
         text += " for " + seconds_words(*lasted);
     }
     if (auto in = number_of(status, "next_restart_in")) {
-        text += ", restart " + integer(number_of(status, "restarts").value_or(0) + 1) + " in " +
+        // `restarts` already counts the restart that is pending.
+        text += ", restart " + integer(number_of(status, "restarts").value_or(0)) + " in " +
                 seconds_words(*in);
     }
     return text;
@@ -215,7 +216,9 @@ std::string render_show(const ShowReplies& replies, double now, bool color) {
         out += "no output from the latest run\n";
         return out;
     }
-    out += "last " + std::to_string(lines.size()) + " lines of output (run " +
+    out += (lines.size() == 1 ? std::string("last line")
+                              : "last " + std::to_string(lines.size()) + " lines") +
+           " of output (run " +
            integer(number_of(replies.logs, "run").value_or(0)) + "):\n";
     for (const auto& line : lines) {
         out += "  " + clock_text(number_of(line, "at").value_or(0)) + " " + text_of(line, "text") +

@@ -20,7 +20,8 @@ struct ShowReplies {
 // last lines of output under a "last N lines" heading. `now` is unix seconds.
 std::string render_show(const ShowReplies& replies, double now, bool color);
 
-// "running for 3m12s", "backoff for 1.2s, restart 3 in 0.80s", "done (policy_satisfied)
+// "running for 3m12s", "backoff for 1.2s, restart 3 in 0.80s" (`restarts` counts the
+// pending one), "done (policy_satisfied)
 // for 5.0s", "waiting": the state and how long it has lasted.
 std::string state_words(const proto::json& status, double now);
 
