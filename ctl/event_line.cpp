@@ -130,11 +130,14 @@ std::string event_words(const proto::json& event) {
     if (type == "stopped" || type == "gave_up" || type == "restarts_exhausted" ||
         type == "group_failed" || type == "escalated" || type == "reload") {
         std::string words = type;
-        std::ranges::replace(words, '_', ' ');
-        if (type == "gave_up") {
-            words = "gave up";
-        } else if (type == "group_failed") {
+        std::ranges::replace(words, '_', ' ');  // "gave up", "restarts exhausted"
+        if (type == "group_failed") {
             words = "failed";  // the subject column says "GROUP/"
+        }
+        // A reason that already begins with the words ("gave up: exit 78 matched ...")
+        // is not repeated after them.
+        if (auto reason = text_of(event, "reason"); reason.starts_with(words)) {
+            return reason;
         }
         return words + reason_suffix(event);
     }
