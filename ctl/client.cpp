@@ -23,6 +23,11 @@ void on_interrupt(int) {
     g_interrupted = 1;
 }
 
+// What EACCES on connect means (SPEC §9's socket modes and credential check).
+constexpr const char* k_who_may_connect =
+    "only root, the user pkitd runs as, the users in control_users and the members of "
+    "control_group (pkitd.toml) may use the control socket; see pkitd(8)";
+
 // A reply larger than this is not from pkitd: refuse it rather than eat all memory.
 constexpr std::size_t k_max_reply_bytes = std::size_t{1} << 30;
 
@@ -82,6 +87,10 @@ Client::Client(std::string path, std::chrono::milliseconds timeout)
         int error = errno;
         ::close(m_fd);
         m_fd = -1;
+        if (error == EACCES) {
+            throw CtlError(k_exit_unreachable, "cannot connect to " + m_path + ": " +
+                                                   errno_text(error) + " — " + k_who_may_connect);
+        }
         throw fail(errno_text(error));
     }
 }

@@ -33,6 +33,11 @@ public:
     proto::Reply read_reply();
 
     const std::string& path() const { return m_path; }
+    // For waiting on several clients at once (logs -f of several services): the
+    // socket to poll, and whether a whole line is already buffered (read() returns it
+    // without waiting).
+    int fd() const { return m_fd; }
+    bool has_line() const { return m_buffer.find('\n') != std::string::npos; }
 
 private:
     // One line from the socket; nullopt on EOF or interruption.

@@ -29,5 +29,6 @@ Subcommand add_shutdown(CLI::App& app, const GlobalOptions& global);
 Subcommand add_check(CLI::App& app, const GlobalOptions& global);
 Subcommand add_wait(CLI::App& app, const GlobalOptions& global);
 Subcommand add_health(CLI::App& app, const GlobalOptions& global);
+Subcommand add_show(CLI::App& app, const GlobalOptions& global);
 
 }  // namespace pkit::ctl

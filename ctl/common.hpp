@@ -27,6 +27,7 @@ struct GlobalOptions {
     // --timeout was given: it bounds every reply. Otherwise the commands that wait for
     // work (stop, restart, wait) size their deadline from the work (see pkitctl.1).
     bool timeout_given = false;
+    std::string color = "auto";  // --color: auto, always or never (see ctl/color.hpp)
 };
 
 // The socket to use: --socket, else $PKIT_SOCKET, else /run/pkit/pkitd.sock, unless

@@ -1,129 +1,104 @@
-// pkitctl logs NAME [-n LINES] [--previous] [-f] [--stream stdout|stderr]: a service's
-// captured output, one line of text a line; with --follow, then its new lines across
-// its runs, a marker line `--- run 5 (restart 4) ---` between two runs, until the
-// service will not run again (done, failed, stopped), or until interrupted or pkitd
-// goes away.
+// pkitctl logs NAME... [-n LINES] [--previous] [-f] [--stream stdout|stderr] [-t]
+// [--since DURATION]: services' captured output, one line of text a line; several
+// services interleaved by time, each line `NAME | text`. With --follow, then their new
+// lines across their runs (logs_follow.cpp) until every one will not run again.
 
 #include <climits>
 #include <iostream>
 #include <memory>
-#include <optional>
 
 #include "ctl/client.hpp"
 #include "ctl/commands.hpp"
+#include "ctl/log_lines.hpp"
+#include "ctl/logs_follow.hpp"
+#include "ctl/time_text.hpp"
 
 namespace pkit::ctl {
 namespace {
 
 struct LogsOptions {
-    std::string name;
+    std::vector<std::string> names;
     int lines = 100;
+    bool lines_given = false;
     bool previous = false;
     bool follow = false;
+    bool timestamps = false;
+    std::string since;   // empty: not given
     std::string stream;  // empty: both
 };
-
-// Whether a line passes the --stream filter (applied here: the protocol has none).
-bool wanted(const LogsOptions& options, const proto::json& line) {
-    return options.stream.empty() || line.value("stream", "") == options.stream;
-}
 
 // A followed service has ended supervision: it will not run again by itself.
 bool ended(const std::string& state) {
     return state == "done" || state == "failed" || state == "stopped";
 }
 
-void print_line(const GlobalOptions& global, const proto::json& line) {
-    if (global.json) {
-        print_json(line);
-    } else {
-        std::cout << line.value("text", "") << "\n";
+LineSelection selection_of(const LogsOptions& options) {
+    LineSelection selection{.stream = options.stream};
+    if (!options.since.empty()) {
+        auto seconds = parse_since(options.since);
+        if (!seconds) {
+            throw usage_error("--since: \"" + options.since +
+                              "\" is not a duration (such as 30s, 5m, 1h30m, 500ms)");
+        }
+        selection.since = unix_now() - *seconds;
     }
+    // With --since, every line newer than it, unless -n was given too.
+    if (selection.since == std::nullopt || options.lines_given) {
+        selection.last = options.lines;
+    }
+    return selection;
 }
 
 int run_logs(const GlobalOptions& global, const LogsOptions& options) {
+    const LineSelection selection = selection_of(options);
     if (options.follow) {
         catch_interrupts();
     }
-    Client client(socket_path(global), timeout_of(global));
-    // With --stream, the last LINES of that stream: the whole tail is asked for (more
-    // than any tail holds means all of it) and filtered here.
-    client.send(proto::Request{.cmd = proto::Command::logs,
-                               .service = options.name,
-                               .lines = options.stream.empty() ? options.lines : INT_MAX,
-                               .previous = options.previous,
-                               .follow = options.follow});
-    auto result = result_of(client.read_reply(), client.path());
-    proto::json kept = proto::json::array();
-    for (auto& line : result.value("lines", proto::json::array())) {
-        if (wanted(options, line)) {
-            kept.push_back(std::move(line));
+    const bool several = options.names.size() > 1;
+    // A filter applied here (the protocol has none) needs the whole tail to pick from:
+    // more lines than any tail holds means all of it.
+    const bool filtered = !options.stream.empty() || selection.since.has_value();
+    std::vector<Follower> followers;
+    std::vector<proto::json> tails;
+    for (const auto& name : options.names) {
+        auto client = std::make_unique<Client>(socket_path(global), timeout_of(global));
+        client->send(proto::Request{.cmd = proto::Command::logs,
+                                    .service = name,
+                                    .lines = filtered ? INT_MAX : options.lines,
+                                    .previous = options.previous,
+                                    .follow = options.follow});
+        auto result = result_of(client->read_reply(), client->path());
+        result["lines"] = select_lines(result.value("lines", proto::json::array()), selection);
+        Follower follower{.name = name, .client = std::move(client)};
+        if (result.contains("run") && result["run"].is_number_integer()) {
+            follower.shown_run = result["run"].get<int>();
         }
+        // Nothing more will come when the old run was asked for or the service ended.
+        follower.done =
+            !options.follow || options.previous || ended(result.value("state", std::string()));
+        tails.push_back(result["lines"]);
+        if (global.json) {
+            if (several) {
+                result["service"] = name;
+            }
+            print_json(result);
+        }
+        followers.push_back(std::move(follower));
     }
-    if (kept.size() > static_cast<std::size_t>(options.lines)) {
-        kept.erase(kept.begin(), kept.end() - options.lines);
+    FollowFormat format{.json = global.json,
+                        .several = several,
+                        .stream = options.stream,
+                        .line = {.timestamps = options.timestamps, .prefixed = several}};
+    for (const auto& name : options.names) {
+        format.line.name_width = std::max(format.line.name_width, name.size());
     }
-    if (global.json) {
-        result["lines"] = std::move(kept);
-        print_json(result);
-    } else {
-        for (const auto& line : kept) {
-            print_line(global, line);
+    if (!global.json) {
+        for (const auto& [service, line] : interleave(options.names, tails)) {
+            std::cout << line_text(service, line, format.line) << "\n";
         }
     }
     std::cout << std::flush;
-    if (!options.follow || options.previous || ended(result.value("state", std::string()))) {
-        return k_exit_ok;  // nothing more will come (or the old run was asked for)
-    }
-    // The run whose lines are shown; a marker goes out when a newer one begins,
-    // at its `started` event or its first line, whichever pkitd sent first.
-    std::optional<int> shown_run;
-    if (result.contains("run") && result["run"].is_number_integer()) {
-        shown_run = result["run"].get<int>();
-    }
-    std::optional<int> restart;  // of the latest `restarting` event
-    auto enter_run = [&](int run) {
-        if (shown_run && run <= *shown_run) {
-            return;
-        }
-        if (shown_run && !global.json) {
-            std::cout << "--- run " << run;
-            if (restart) {
-                std::cout << " (restart " << *restart << ")";
-            }
-            std::cout << " ---\n";
-        }
-        shown_run = run;
-        restart.reset();
-    };
-    while (true) {
-        auto next = client.read(std::nullopt);
-        if (!next) {
-            break;  // interrupted, or pkitd closed the stream (it is shutting down)
-        }
-        if (next->kind == proto::Reply::Kind::line) {
-            if (next->body.contains("run") && next->body["run"].is_number_integer()) {
-                enter_run(next->body["run"].get<int>());
-            }
-            if (wanted(options, next->body)) {
-                print_line(global, next->body);
-            }
-        } else if (next->kind == proto::Reply::Kind::event) {
-            const proto::json& event = next->body;
-            const std::string type = event.value("type", "");
-            if (global.json) {
-                print_json(event);
-            }
-            if (type == "restarting") {
-                restart = event.value("restart", 0);
-            } else if (type == "started") {
-                enter_run(event.value("run", 0));
-            } else if (type == "stopped" || type == "gave_up" || type == "restarts_exhausted") {
-                break;  // supervision ended: the service will not run again by itself
-            }
-        }
-        std::cout << std::flush;
-    }
+    follow(followers, format);
     std::cout << std::flush;
     return k_exit_ok;
 }
@@ -132,18 +107,31 @@ int run_logs(const GlobalOptions& global, const LogsOptions& options) {
 
 Subcommand add_logs(CLI::App& app, const GlobalOptions& global) {
     auto options = std::make_shared<LogsOptions>();
-    auto* command = app.add_subcommand("logs", "show a service's captured output");
-    command->add_option("NAME", options->name, "the service")->required();
-    command->add_option("-n,--lines", options->lines, "the last LINES lines")
-        ->check(CLI::Range(0, 1 << 30))
-        ->capture_default_str();
+    auto* command = app.add_subcommand(
+        "logs", "show services' captured output (several: interleaved by time, NAME | text)");
+    command->add_option("NAME", options->names, "the services")->required();
+    auto* lines = command->add_option("-n,--lines", options->lines, "the last LINES lines")
+                      ->type_name("LINES")
+                      ->check(CLI::Range(0, 1 << 30))
+                      ->capture_default_str();
     command->add_flag("--previous", options->previous, "the run before the latest");
     command->add_flag("-f,--follow", options->follow,
-                      "then print new lines as they come, across restarts, until the service "
-                      "is done, failed or stopped");
-    command->add_option("--stream", options->stream, "only this stream")
+                      "then print new lines as they come, across restarts, until the services "
+                      "are done, failed or stopped");
+    command->add_option("--stream", options->stream, "only this stream: stdout or stderr")
+        ->type_name("STREAM")
         ->check(CLI::IsMember({"stdout", "stderr"}));
-    return {command, [&global, options] { return run_logs(global, *options); }};
+    command->add_flag("-t,--timestamps", options->timestamps,
+                      "each line's time (local, to the millisecond) before its text");
+    command
+        ->add_option("--since", options->since,
+                     "only lines newer than DURATION ago (30s, 5m, 1h30m); all of them "
+                     "unless -n is given too")
+        ->type_name("DURATION");
+    return {command, [&global, options, lines] {
+                options->lines_given = lines->count() > 0;
+                return run_logs(global, *options);
+            }};
 }
 
 }  // namespace pkit::ctl

@@ -129,11 +129,6 @@ Row header(bool with_group, bool with_type = false, bool with_resources = false)
 
 }  // namespace
 
-bool use_color() {
-    const char* no_color = std::getenv("NO_COLOR");
-    return ::isatty(STDOUT_FILENO) == 1 && (no_color == nullptr || *no_color == '\0');
-}
-
 std::string uptime_text(std::optional<double> seconds) {
     if (!seconds) {
         return "-";

@@ -8,12 +8,10 @@
 #include <string>
 #include <vector>
 
+#include "ctl/color.hpp"  // use_color()
 #include "proto/status.hpp"
 
 namespace pkit::ctl {
-
-// Colours only on a terminal, and never with NO_COLOR set (to anything non-empty).
-bool use_color();
 
 // NAME, [GROUP,] STATE, PID, UPTIME, RESTARTS, LAST EXIT, HEALTH; one row a service
 // in the given order, columns aligned. GROUP appears when any service has a group.

@@ -62,9 +62,11 @@ Subcommand add_wait(CLI::App& app, const GlobalOptions& global) {
     command
         ->add_option("--for", options->condition,
                      "ready (running and ready, or done), done, or stopped")
+        ->type_name("CONDITION")
         ->check(CLI::IsMember({"ready", "done", "stopped"}))
         ->capture_default_str();
     command->add_option("--within", options->within, "give up after this long (exit 3)")
+        ->type_name("DURATION")
         ->capture_default_str();
     return {command, [&global, options] { return run_wait(global, *options); }};
 }

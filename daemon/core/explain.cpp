@@ -97,6 +97,7 @@ Explanation explain(const Supervisor& supervisor, std::size_t index, Now now) {
         fact("storm_score", s.policy_state().storm.value(now.mono, s.spec().storm.decay));
         fact("storm_threshold", s.spec().storm.threshold);
     }
+    add_definition_facts(s.spec(), e.facts);
 
     switch (s.state()) {
         case State::waiting: {

@@ -28,4 +28,9 @@ Explanation explain(const Supervisor& supervisor, std::size_t service, Now now);
 // `noun` is the singular; the plural adds an "s".
 std::string count_words(long long count, std::string_view noun);
 
+// Appends the facts that describe the service's definition (explain_definition.cpp):
+// command, cwd, user, unix_group, after, policy, within, liveness, readiness.
+void add_definition_facts(const config::ServiceSpec& spec,
+                          std::vector<std::pair<std::string, FactValue>>& facts);
+
 }  // namespace pkit::core

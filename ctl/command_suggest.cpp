@@ -1,0 +1,50 @@
+#include "ctl/command_suggest.hpp"
+
+#include <algorithm>
+
+#include "config/suggest.hpp"
+
+namespace pkit::ctl {
+
+std::string unknown_command_message(std::string_view word,
+                                    const std::vector<std::string>& commands) {
+    std::string message = "unknown command \"" + std::string(word) + "\"";
+    // A word that starts a command is taken for it first: "stat" means "status", though
+    // "start" is one edit closer.
+    if (word.size() >= 3) {
+        for (const auto& command : commands) {
+            if (command.starts_with(word)) {
+                return message + "; did you mean \"" + command + "\"?";
+            }
+        }
+    }
+    if (auto close = config::detail::closest(word, commands)) {
+        return message + "; did you mean \"" + *close + "\"?";
+    }
+    return message + "; `pkitctl --help` lists the commands";
+}
+
+std::optional<std::string> check_command(const std::vector<std::string>& args,
+                                         const std::vector<std::string>& commands,
+                                         const std::vector<std::string>& valued) {
+    for (std::size_t i = 0; i < args.size(); ++i) {
+        const std::string& arg = args[i];
+        if (arg == "--") {
+            return std::nullopt;  // what follows is not for pkitctl's own parser
+        }
+        if (arg.starts_with("-")) {
+            // "--socket PATH" takes the next word; "--socket=PATH" does not.
+            if (std::ranges::find(valued, arg) != valued.end()) {
+                ++i;
+            }
+            continue;
+        }
+        if (std::ranges::find(commands, arg) != commands.end()) {
+            return std::nullopt;
+        }
+        return unknown_command_message(arg, commands);
+    }
+    return std::nullopt;
+}
+
+}  // namespace pkit::ctl

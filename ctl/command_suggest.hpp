@@ -1,0 +1,27 @@
+#pragma once
+// An unknown command, caught before CLI11 sees it, so the user gets
+// `unknown command "stat"; did you mean "status"?` (exit 2) instead of a generic
+// "argument was not expected". Pure functions of the command line.
+
+#include <optional>
+#include <string>
+#include <string_view>
+#include <vector>
+
+namespace pkit::ctl {
+
+// The message for `word`, which names none of `commands`: with a suggestion, the
+// first command that `word` (3 letters or more) begins, else the closest command when
+// it is a likely typo; else a pointer to --help.
+std::string unknown_command_message(std::string_view word,
+                                    const std::vector<std::string>& commands);
+
+// The first word of args (argv without the program) that is not a global option or
+// its value, when it is not one of `commands`: the message to print. nullopt when the
+// command is known or there is none (CLI11 then says what is missing).
+// `valued` lists the global options that take a value as a separate word.
+std::optional<std::string> check_command(const std::vector<std::string>& args,
+                                         const std::vector<std::string>& commands,
+                                         const std::vector<std::string>& valued);
+
+}  // namespace pkit::ctl

@@ -1,0 +1,38 @@
+#pragma once
+// `pkitctl events` for people: one aligned line per event, with its local time, who
+// it is about, and only the fields that carry something:
+//   12:03:04.512 web     exited code 1 after 3.0s (run 4)
+// and the --service/--type filters. Pure functions of the event objects (SPEC §9).
+
+#include <cstddef>
+#include <string>
+#include <string_view>
+#include <vector>
+
+#include "proto/protocol.hpp"
+
+namespace pkit::ctl {
+
+// The event types of SPEC §9, in its order (the values --type accepts).
+const std::vector<std::string>& event_types();
+
+// Which events to show: none of the lists given means every event.
+struct EventFilter {
+    std::vector<std::string> services;  // --service: the event's `service` is one of these
+    std::vector<std::string> types;     // --type: its `type` is one of these
+    bool matches(const proto::json& event) const;
+};
+
+// The name column of an event: its service; "GROUP/" for a group's own event
+// (group_failed); "pkitd" for the daemon's (escalated, reload).
+std::string event_subject(const proto::json& event);
+
+// What happened, in words: "exited code 1 after 3.0s (run 4)", "restarting in 0.40s
+// (restart 2)". Fields that are null, false or empty are left out; an unknown type is
+// its name followed by its other fields as key=value.
+std::string event_words(const proto::json& event);
+
+// The whole line (no newline): time, subject padded to `subject_width`, words.
+std::string event_line(const proto::json& event, std::size_t subject_width);
+
+}  // namespace pkit::ctl

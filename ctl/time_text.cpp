@@ -1,0 +1,60 @@
+#include "ctl/time_text.hpp"
+
+#include <algorithm>
+#include <charconv>
+#include <chrono>
+#include <cmath>
+#include <cstdio>
+#include <ctime>
+
+#include "config/values.hpp"
+
+namespace pkit::ctl {
+
+std::string clock_text(double at) {
+    const double whole = std::floor(at);
+    auto seconds = static_cast<std::time_t>(whole);
+    std::tm local{};
+    ::localtime_r(&seconds, &local);
+    const int millis = std::clamp(static_cast<int>((at - whole) * 1000), 0, 999);
+    char text[32];
+    std::snprintf(text, sizeof text, "%02d:%02d:%02d.%03d", local.tm_hour, local.tm_min,
+                  local.tm_sec, millis);
+    return text;
+}
+
+std::string seconds_words(double seconds) {
+    seconds = std::max(0.0, seconds);
+    char text[32];
+    if (seconds < 1) {
+        std::snprintf(text, sizeof text, "%.2fs", seconds);
+        return text;
+    }
+    if (seconds < 60) {
+        std::snprintf(text, sizeof text, "%.1fs", seconds);
+        return text;
+    }
+    auto duration = std::chrono::duration_cast<config::Duration>(
+        std::chrono::duration<double>(std::min(seconds, 1e9)));
+    return config::format_duration(duration);
+}
+
+std::optional<double> parse_since(std::string_view text) {
+    if (auto duration = config::parse_duration(text)) {
+        return config::to_seconds(*duration);
+    }
+    double value = 0;
+    const char* end = text.data() + text.size();
+    auto [at, error] = std::from_chars(text.data(), end, value);
+    if (text.empty() || error != std::errc{} || at != end || !std::isfinite(value) || value < 0) {
+        return std::nullopt;
+    }
+    return value;
+}
+
+double unix_now() {
+    return std::chrono::duration<double>(std::chrono::system_clock::now().time_since_epoch())
+        .count();
+}
+
+}  // namespace pkit::ctl

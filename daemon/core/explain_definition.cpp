@@ -1,0 +1,92 @@
+// The facts of `explain` that describe how a service is defined (its command, cwd,
+// user, `after`, restart window and probes), so `pkitctl show` can put them on its
+// screen from what pkitd runs, not from files that may have changed since a reload.
+
+#include "config/values.hpp"
+#include "daemon/core/explain.hpp"
+
+namespace pkit::core {
+namespace {
+
+// A word of a command as a shell would need it: quoted when it holds anything but
+// plain characters.
+std::string shell_word(const std::string& word) {
+    if (!word.empty() &&
+        word.find_first_not_of("ABCDEFGHIJKLMNOPQRSTUVWXYZabcdefghijklmnopqrstuvwxyz"
+                               "0123456789_-./=:,+@%") == std::string::npos) {
+        return word;
+    }
+    std::string quoted = "'";
+    for (char c : word) {
+        quoted += c == '\'' ? std::string("'\\''") : std::string(1, c);
+    }
+    return quoted + "'";
+}
+
+std::string words(const std::vector<std::string>& argv) {
+    std::string text;
+    for (const auto& word : argv) {
+        text += (text.empty() ? "" : " ") + shell_word(word);
+    }
+    return text;
+}
+
+FactValue principal(const config::Principal& p) {
+    if (p.name) {
+        return *p.name;
+    }
+    if (p.id) {
+        return std::to_string(*p.id);
+    }
+    return nullptr;
+}
+
+// "http http://127.0.0.1:8080/ every 10s, timeout 1s, 3 failures"; null without one.
+FactValue probe_words(const config::ProbeSpec& probe, bool liveness) {
+    if (!probe.enabled()) {
+        return nullptr;
+    }
+    std::string text(config::to_string(probe.kind));
+    if (probe.kind == config::ProbeKind::watchdog) {
+        return text + " " + config::format_duration(probe.watchdog);
+    }
+    text += " " + (probe.kind == config::ProbeKind::exec ? words(probe.argv) : probe.target);
+    text += " every " + config::format_duration(probe.interval) + ", timeout " +
+            config::format_duration(probe.timeout);
+    if (liveness) {
+        text += ", " + std::to_string(probe.failures) + " failures";
+    }
+    return text;
+}
+
+}  // namespace
+
+void add_definition_facts(const config::ServiceSpec& spec,
+                          std::vector<std::pair<std::string, FactValue>>& facts) {
+    auto fact = [&](std::string key, FactValue value) {
+        facts.emplace_back(std::move(key), std::move(value));
+    };
+    fact("command", words(spec.command));
+    fact("cwd", spec.cwd ? FactValue(*spec.cwd) : FactValue(nullptr));
+    fact("user", principal(spec.user));
+    fact("unix_group", principal(spec.group));
+    std::string after;
+    for (const auto& name : spec.after) {
+        after += (after.empty() ? "" : ", ") + name;
+    }
+    fact("after", after.empty() ? FactValue(nullptr) : FactValue(after));
+    fact("policy", std::string(config::to_string(spec.restart.policy)));
+    fact("within", config::to_seconds(spec.restart.within));
+    fact("liveness", probe_words(spec.health, true));
+    FactValue readiness = probe_words(spec.ready.probe, false);
+    if (spec.ready.notify) {
+        readiness = std::string("notify");
+    }
+    if (spec.ready.enabled()) {
+        readiness = std::get<std::string>(readiness) + ", within " +
+                    config::format_duration(spec.ready.timeout);
+    }
+    fact("readiness", readiness);
+}
+
+}  // namespace pkit::core
