@@ -17,7 +17,7 @@
 //
 //   bench_runit --pkitd PATH --pkitctl PATH [--runsvdir /usr/bin/runsvdir]
 //               [--sv /usr/bin/sv] [--sizes 1,100,1000] [--calls 30] [--startup 1000]
-//               [--rounds 3]
+//               [--rounds 3] [--timeout 60] (seconds a supervisor has to start them all)
 
 #include <sys/stat.h>
 
@@ -28,6 +28,8 @@
 namespace {
 
 using namespace pkit::bench;
+
+double g_timeout = 60.0;  // --timeout
 
 // The children of `pid` (/proc/PID/task/PID/children).
 std::vector<pid_t> children_of(pid_t pid) {
@@ -200,8 +202,8 @@ void status_size(const std::string& pkitd_bin, const std::string& pkitctl,
     long ctl_failed = 0;
     long sv_failed = 0;
     if (!pkitd.start() || !runit.start() ||
-        std::isnan(wait_sleeps(pkitd.pid(), 1, n, pkitd.started_at(), 60.0)) ||
-        std::isnan(wait_sleeps(runit.pid(), 2, n, runit.started_at(), 60.0))) {
+        std::isnan(wait_sleeps(pkitd.pid(), 1, n, pkitd.started_at(), g_timeout)) ||
+        std::isnan(wait_sleeps(runit.pid(), 2, n, runit.started_at(), g_timeout))) {
         print_note(std::to_string(n) + " services: a supervisor did not start them all");
         return;
     }
@@ -250,7 +252,7 @@ void startup(const std::string& pkitd_bin, const std::string& runsvdir_bin, std:
         {
             Pkitd pkitd(pkitd_bin, dir.path());
             if (pkitd.start()) {
-                double took = wait_sleeps(pkitd.pid(), 1, n, pkitd.started_at(), 60.0);
+                double took = wait_sleeps(pkitd.pid(), 1, n, pkitd.started_at(), g_timeout);
                 if (!std::isnan(took)) {
                     pkit_wall.push_back(took);
                     pkit_cpu.push_back(cpu_seconds(pkitd.pid()));
@@ -261,7 +263,7 @@ void startup(const std::string& pkitd_bin, const std::string& runsvdir_bin, std:
         {
             Runsvdir runit(runsvdir_bin, dir.file("sv"));
             if (runit.start()) {
-                double took = wait_sleeps(runit.pid(), 2, n, runit.started_at(), 60.0);
+                double took = wait_sleeps(runit.pid(), 2, n, runit.started_at(), g_timeout);
                 if (!std::isnan(took)) {
                     runit_wall.push_back(took);
                     // runsvdir and its runsv processes (the sleeps are not runit's).
@@ -317,6 +319,7 @@ int main(int argc, char** argv) {
     long calls = static_cast<long>(arg_number(argc, argv, "--calls", 30));
     auto start_n = static_cast<std::size_t>(arg_number(argc, argv, "--startup", 1000));
     int rounds = static_cast<int>(arg_number(argc, argv, "--rounds", 3));
+    g_timeout = arg_number(argc, argv, "--timeout", 60);
     if (pkitd.empty() || pkitctl.empty()) {
         std::fprintf(stderr, "usage: bench_runit --pkitd PATH --pkitctl PATH [...]\n");
         return 0;
