@@ -7,6 +7,7 @@
 //
 //   crashloop       --services (100) services `/bin/false`, policy on_crash, backoff
 //                   "0s", jitter false; then SIGTERM -> exit time and exit code
+//   crashloop-true  the same with `/bin/true`, policy always (issue 9's crash storm)
 //   storm           50 such services under the daemon-wide guard ([storm] pause 5s,
 //                   threshold 20): CPU share from pkitd's start over 6 s, runs made
 //                   (was the ctest case "storm: the daemon-wide guard keeps 50...")
@@ -14,8 +15,8 @@
 //   probes-silent   that refuses / that never answers (was test_health_load.cpp's
 //                   "status stays fast" bounds)
 //
-//   bench_load --pkitd PATH --pkitctl PATH [--scenario all|crashloop|storm|
-//              probes-refused|probes-silent] [--services 100] [--calls 300]
+//   bench_load --pkitd PATH --pkitctl PATH [--scenario all|crashloop|crashloop-true|
+//              storm|probes-refused|probes-silent] [--services 100] [--calls 300]
 //              [--max-seconds 60]
 
 #include <netinet/in.h>
@@ -108,14 +109,18 @@ long total_runs(const json& reply) {
 }
 
 void crashloop(const std::string& binary, const std::string& pkitctl, long services, long calls,
-               double max_seconds) {
+               double max_seconds, bool true_always = false) {
     TempDir dir("pkit-bench-load");
+    std::string service = true_always
+                              ? "command = [\"/bin/true\"]\n[restart]\npolicy = \"always\"\n"
+                              : "command = [\"/bin/false\"]\n[restart]\npolicy = \"on_crash\"\n";
+    service += "backoff_initial = \"0s\"\njitter = false\n";
     for (long i = 0; i < services; ++i) {
-        dir.write("services/" + service_name(static_cast<std::size_t>(i)) + ".toml",
-                  "command = [\"/bin/false\"]\n[restart]\npolicy = \"on_crash\"\n"
-                  "backoff_initial = \"0s\"\njitter = false\n");
+        dir.write("services/" + service_name(static_cast<std::size_t>(i)) + ".toml", service);
     }
-    print_header(std::to_string(services) + " services crash-looping at zero backoff");
+    print_header(std::to_string(services) + " services " +
+                 (true_always ? "`/bin/true`, always," : "`/bin/false`,") +
+                 " crash-looping at zero backoff");
     Pkitd pkitd(binary, dir.path());
     Client client;
     if (!pkitd.start() || !pkitd.connect(client)) {
@@ -247,6 +252,9 @@ int main(int argc, char** argv) {
     bool all = scenario == "all";
     if (all || scenario == "crashloop") {
         crashloop(binary, pkitctl, services, calls, max_seconds);
+    }
+    if (all || scenario == "crashloop-true") {
+        crashloop(binary, pkitctl, services, calls, max_seconds, true);
     }
     if (all || scenario == "storm") {
         storm(binary, pkitctl);

@@ -278,6 +278,8 @@ void ControlHandlerImpl::handle_control(ConnectionId connection, const proto::Re
     if (!services) {
         return;
     }
+    // The core can stop only a run whose pid it knows.
+    m_daemon.resolve_launches();
     core::Supervisor& sup = m_daemon.supervisor();
     Pending pending{connection, request.id, request.cmd, *services, {}};
     // Every run is noted before anything is acted on, so that each is compared with its
@@ -357,6 +359,7 @@ void ControlHandlerImpl::handle_signal(ConnectionId connection, const proto::Req
                     "\"signal\": unknown signal \"" + request.signal + "\"");
         return;
     }
+    m_daemon.resolve_launches();  // a launching run gets its signal too
     for (std::size_t i : *services) {
         const core::Service& s = m_daemon.supervisor().service(i);
         if (s.has_process()) {

@@ -47,7 +47,11 @@ Daemon::Daemon(uv_loop_t* loop, config::Tree tree, DaemonOptions options)
               on_launched(service, run, std::move(outcome));
           },
           [this] { pump_soon(); }),
-      m_pump_soon(loop, [this] { pump(); }),
+      m_pump_soon(loop,
+                  [this] {
+                      m_spawn_budget = k_spawns_per_turn;  // a new turn
+                      pump();
+                  }),
       m_notify(m_supervisor.size()),
       m_pipes(m_supervisor.size()) {}
 
@@ -55,15 +59,6 @@ Daemon::~Daemon() = default;
 
 core::Now Daemon::now() const {
     return read_clock();
-}
-
-core::Supervisor& Daemon::supervisor() {
-    if (resolve_launches() > 0 && !m_pumping) {
-        // Not pumped here: the caller may be in the middle of its own loop over
-        // what a pump changes (replies, followers).
-        pump_soon();
-    }
-    return m_supervisor;
 }
 
 void Daemon::pump_soon() {

@@ -69,19 +69,24 @@ public:
     int run();
 
     // --- Used by the control handler -----------------------------------------------
-    // For commands: first resolves the launches still between fork and exec (blocking
-    // until each child has exec'd or failed), because the core can stop only a run
-    // whose pid it knows; a pump follows from the loop. Reads use the const overload,
-    // which never blocks.
-    core::Supervisor& supervisor();
+    // Plain getters: neither waits for anything. A run still between fork and exec (or
+    // whose fork waits for a later turn, see spawn()) has no pid yet, and the core can
+    // stop or signal only a run whose pid it knows: a command that acts on runs calls
+    // resolve_launches() first.
+    core::Supervisor& supervisor() { return m_supervisor; }
     const core::Supervisor& supervisor() const { return m_supervisor; }
+    // Spawns every deferred run, then resolves every launch in flight, blocking until
+    // each child has exec'd or failed (side by side: about as long as the slowest).
+    // When anything was resolved and no pump is under way, a pump follows at the next
+    // turn. Returns how many.
+    std::size_t resolve_launches();
     core::Now now() const;
     // Executes the Supervisor's pending actions (and those they cause) and re-arms the
     // deadline timer. Call after every Supervisor input.
     void pump();
     // Pumps once at the loop's next turn: launches that exec'd in the same turn (a
-    // thousand at start-up) share one pump instead of one each, and the restarts due
-    //     (a batch of exits a turn; their spawns at the next) │
+    // thousand at start-up) share one pump instead of one each, and the spawns deferred
+    // (see spawn()) go on.
     void pump_soon();
     void request_shutdown(const std::string& why);
     // Re-reads and validates the whole configuration tree (SPEC §8): the files are read
@@ -130,15 +135,23 @@ private:
     };
 
     void execute(const core::Action& action);
+    // Spawns a run now, or defers it to m_spawns_due (and a pump at the next turn) when
+    // reaping, when runs are already waiting there, or when this turn's budget of forks
+    // is spent: a fork costs pkitd a millisecond or more (page tables, copy-on-write
+    // faults), so a hundred restarts due at once would hold the loop, and every client
+    // waiting on it, for a hundred of them. The core sees no difference: the run is
+    // launched, its pid known later.
     void spawn(std::size_t service, std::uint64_t run);
-    // Spawns the runs deferred while reaping (m_spawns_due); returns how many.
-    std::size_t spawn_due();
+    void spawn_now(std::size_t service, std::uint64_t run);
+    // Spawns the runs deferred (m_spawns_due), in order, up to this turn's budget (every
+    // one with `all`); returns how many.
+    std::size_t spawn_due(bool all = false);
     // A launch's outcome (from PendingLaunches): feeds the Supervisor, without pumping.
     void on_launched(std::size_t service, std::uint64_t run,
                      std::expected<Launched, LaunchFailure> outcome);
-    // Resolves every launch in flight (see supervisor()), spawning those deferred
-    // while reaping first; returns how many.
-    std::size_t resolve_launches();
+    // resolve_launches() for one service only: spawns its deferred run, resolves its
+    // launch in flight. Returns how many.
+    std::size_t resolve_launches_of(std::size_t service);
     void attach_pipes(std::size_t service, RunPipes& pipes, int fd, core::Stream stream);
     void on_line(std::size_t service, std::uint64_t run, core::Stream stream,
                  std::string_view text);
@@ -202,6 +215,9 @@ private:
     // Inside on_child, where a spawn waits for the next turn in m_spawns_due.
     bool m_reaping = false;
     std::vector<core::SpawnAction> m_spawns_due;
+    // Forks left to this loop turn (see spawn()); refilled by the pump at the next turn.
+    static constexpr std::size_t k_spawns_per_turn = 4;
+    std::size_t m_spawn_budget = k_spawns_per_turn;
     // Inside on_timer: see arm_timer().
     bool m_in_timer = false;
     std::optional<int> m_exit_status;

@@ -124,4 +124,32 @@ std::size_t PendingLaunches::resolve_all() {
     return resolved;
 }
 
+std::size_t PendingLaunches::resolve_service(std::size_t service) {
+    std::vector<FailedEarly> failed;
+    for (auto it = m_failed_early.begin(); it != m_failed_early.end();) {
+        if (it->service == service) {
+            failed.push_back(std::move(*it));
+            it = m_failed_early.erase(it);
+        } else {
+            ++it;
+        }
+    }
+    for (FailedEarly& f : failed) {
+        try {
+            m_callback(f.service, f.run, std::unexpected(std::move(f.failure)));
+        } catch (...) {
+        }
+    }
+    std::vector<pid_t> pids;
+    for (const auto& [pid, entry] : m_pending) {
+        if (entry->service == service) {
+            pids.push_back(pid);
+        }
+    }
+    for (pid_t pid : pids) {
+        resolve(pid);
+    }
+    return failed.size() + pids.size();
+}
+
 }  // namespace pkit::shell

@@ -62,6 +62,8 @@ public:
     // (they do so side by side, so this waits about as long as the slowest one), and
     // reports the failures add_failed() holds. Returns how many were resolved.
     std::size_t resolve_all();
+    // resolve_all() for the launches of one service only.
+    std::size_t resolve_service(std::size_t service);
 
     std::size_t size() const { return m_pending.size() + m_failed_early.size(); }
 

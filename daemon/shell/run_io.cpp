@@ -15,6 +15,16 @@
 namespace pkit::shell {
 
 void Daemon::spawn(std::size_t service, std::uint64_t run) {
+    if (m_reaping || !m_spawns_due.empty() || m_spawn_budget == 0) {
+        m_spawns_due.push_back(core::SpawnAction{service, run});
+        pump_soon();
+        return;
+    }
+    --m_spawn_budget;
+    spawn_now(service, run);
+}
+
+void Daemon::spawn_now(std::size_t service, std::uint64_t run) {
     const core::Service& s = m_supervisor.service(service);
     LaunchRequest request{&s.spec(), run, {}};
     if (auto notify = open_notify(service, run)) {
@@ -56,21 +66,53 @@ void Daemon::on_launched(std::size_t service, std::uint64_t run,
     m_supervisor.on_spawned(service, run, outcome->pid, now());
 }
 
-std::size_t Daemon::spawn_due() {
+std::size_t Daemon::spawn_due(bool all) {
     if (m_reaping || m_spawns_due.empty()) {
         return 0;
     }
-    std::vector<core::SpawnAction> due;
-    due.swap(m_spawns_due);
+    std::size_t count = all ? m_spawns_due.size() : std::min(m_spawn_budget, m_spawns_due.size());
+    m_spawn_budget -= std::min(m_spawn_budget, count);
+    // Off the queue before any is spawned, so that what a spawn causes cannot see them.
+    std::vector<core::SpawnAction> due(m_spawns_due.begin(),
+                                       m_spawns_due.begin() + static_cast<std::ptrdiff_t>(count));
+    m_spawns_due.erase(m_spawns_due.begin(),
+                       m_spawns_due.begin() + static_cast<std::ptrdiff_t>(count));
+    if (!m_spawns_due.empty()) {
+        pump_soon();  // the rest at the next turn, after the loop has polled
+    }
     for (const core::SpawnAction& a : due) {
-        spawn(a.service, a.run);
+        spawn_now(a.service, a.run);
     }
     return due.size();
 }
 
 std::size_t Daemon::resolve_launches() {
-    std::size_t spawned = spawn_due();
-    return spawned + (m_launches.size() == 0 ? 0 : m_launches.resolve_all());
+    std::size_t resolved = spawn_due(true);
+    resolved += m_launches.size() == 0 ? 0 : m_launches.resolve_all();
+    if (resolved > 0 && !m_pumping) {
+        // Not pumped here: the caller may be in the middle of its own loop over what a
+        // pump changes (replies, followers).
+        pump_soon();
+    }
+    return resolved;
+}
+
+std::size_t Daemon::resolve_launches_of(std::size_t service) {
+    std::size_t resolved = 0;
+    if (!m_reaping) {
+        auto due = std::ranges::find(m_spawns_due, service, &core::SpawnAction::service);
+        if (due != m_spawns_due.end()) {
+            core::SpawnAction a = *due;
+            m_spawns_due.erase(due);
+            spawn_now(a.service, a.run);
+            ++resolved;
+        }
+    }
+    resolved += m_launches.resolve_service(service);
+    if (resolved > 0 && !m_pumping) {
+        pump_soon();
+    }
+    return resolved;
 }
 
 void Daemon::attach_pipes(std::size_t service, RunPipes& pipes, int fd, core::Stream stream) {
@@ -170,7 +212,7 @@ std::optional<std::string> Daemon::open_notify(std::size_t service, std::uint64_
         [this, service, run](const NotifyMessage& message) {
             // A READY=1 may beat the report pipe's end of file to the loop; the core
             // takes messages only from a run whose pid it knows.
-            resolve_launches();
+            resolve_launches_of(service);
             m_supervisor.on_notify(service, run, message, now());
             pump();
         },

@@ -206,6 +206,48 @@ TEST_CASE("resolve_all waits for every launch in flight") {
     CHECK(loop.close() == 0);
 }
 
+TEST_CASE("resolve_service waits only for that service's launches, failures included") {
+    TestLoop loop;
+    std::vector<Outcome> outcomes;
+    {
+        PendingLaunches pending(
+            loop.get(),
+            [&](std::size_t service, std::uint64_t run,
+                std::expected<Launched, LaunchFailure> result) {
+                outcomes.push_back(Outcome{service, run, std::move(result)});
+            },
+            [] {});
+        auto spec = make_spec({"/bin/sleep", "10"});
+        for (std::size_t k = 0; k < 3; ++k) {
+            auto started = start_launch(LaunchRequest{&spec, 1, {}});
+            REQUIRE(started.has_value());
+            pending.add(k, 1, std::move(*started));
+        }
+        pending.add_failed(4, 2, LaunchFailure{LaunchError::not_found, "not_found: x: gone"});
+        CHECK(pending.resolve_service(1) == 1);
+        REQUIRE(outcomes.size() == 1);
+        CHECK(outcomes[0].service == 1);
+        CHECK(pending.size() == 3);  // services 0 and 2 in flight, 4's failure held
+        CHECK(pending.resolve_service(4) == 1);
+        REQUIRE(outcomes.size() == 2);
+        CHECK(outcomes[1].service == 4);
+        CHECK_FALSE(outcomes[1].result.has_value());
+        CHECK(pending.resolve_service(4) == 0);
+        CHECK(pending.resolve_all() == 2);
+        REQUIRE(outcomes.size() == 4);
+        for (auto& outcome : outcomes) {
+            if (!outcome.result) {
+                continue;
+            }
+            close(outcome.result->stdout_fd);
+            close(outcome.result->stderr_fd);
+            signal_run(outcome.result->pid, SIGKILL, true);
+            wait_for(outcome.result->pid);
+        }
+    }
+    CHECK(loop.close() == 0);
+}
+
 TEST_CASE("pkitd raises its open file limit, and a run gets the original one back") {
     rlimit before{};
     REQUIRE(getrlimit(RLIMIT_NOFILE, &before) == 0);
