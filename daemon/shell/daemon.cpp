@@ -8,10 +8,10 @@
 #include <cstring>
 
 #include "config/loader.hpp"
-#include "daemon/shell/control.hpp"
-#include "daemon/shell/event_view.hpp"
+#include "daemon/shell/control/request_handler.hpp"
+#include "daemon/shell/control/event_view.hpp"
 #include "daemon/shell/http/endpoint.hpp"
-#include "daemon/shell/launcher.hpp"
+#include "daemon/shell/launch/launcher.hpp"
 #include "proto/version.hpp"
 
 namespace pkit::shell {
