@@ -253,7 +253,6 @@ void Daemon::on_signal(int signo) {
                            ": killing every remaining process group");
         resolve_launches();  // so that every child has a pid to kill
         kill_everything();
-        m_exit_signal = signo;
         m_exit_status = 128 + signo;
         uv_stop(m_loop);
         return;

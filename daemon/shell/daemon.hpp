@@ -205,7 +205,6 @@ private:
     // Inside on_timer: see arm_timer().
     bool m_in_timer = false;
     std::optional<int> m_exit_status;
-    int m_exit_signal = 0;
     // Reloads asked for while m_loading reads: served by the next read.
     std::vector<ReloadDone> m_reload_next;
     // The reload's read in the background; last, so that it is detached first.
