@@ -104,7 +104,7 @@ int Daemon::run() {
             signo);
         m_signals.push_back(std::move(handle));
     }
-    auto control = ControlHandlerImpl::open(*this);
+    auto control = RequestHandler::open(*this);
     if (!control) {
         log("error", control.error());
         return 3;

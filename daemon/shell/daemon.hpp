@@ -51,7 +51,7 @@ struct DaemonOptions {
     SystemdEnvironment systemd;
 };
 
-class ControlHandlerImpl;
+class RequestHandler;
 namespace http {
 class Endpoint;
 }
@@ -181,7 +181,7 @@ private:
     Reaper m_reaper;
     Timer m_timer;
     std::vector<std::unique_ptr<UvHandle<uv_signal_t>>> m_signals;
-    std::unique_ptr<ControlHandlerImpl> m_control;
+    std::unique_ptr<RequestHandler> m_control;
     std::unique_ptr<http::Endpoint> m_http;  // pkitd.toml [http] (SPEC §11)
     ProbeRunner m_probes;
     SystemdNotifier m_systemd;

@@ -97,12 +97,12 @@ void resolve_access(Daemon& daemon, SocketOptions& options) {
 
 }  // namespace
 
-std::expected<std::unique_ptr<ControlHandlerImpl>, std::string> ControlHandlerImpl::open(
+std::expected<std::unique_ptr<RequestHandler>, std::string> RequestHandler::open(
     Daemon& daemon) {
     SocketOptions options;
     options.path = daemon.options().socket_path;
     resolve_access(daemon, options);
-    std::unique_ptr<ControlHandlerImpl> handler(new ControlHandlerImpl(daemon));
+    std::unique_ptr<RequestHandler> handler(new RequestHandler(daemon));
     auto server = ControlServer::open(daemon.loop(), std::move(options), *handler);
     if (!server) {
         return std::unexpected(server.error());
@@ -111,11 +111,11 @@ std::expected<std::unique_ptr<ControlHandlerImpl>, std::string> ControlHandlerIm
     return handler;
 }
 
-ControlHandlerImpl::~ControlHandlerImpl() {
+RequestHandler::~RequestHandler() {
     m_server.reset();
 }
 
-void ControlHandlerImpl::apply_access() {
+void RequestHandler::apply_access() {
     SocketOptions access;
     resolve_access(m_daemon, access);
     auto applied = m_server->set_access(std::move(access.allowed_uids), access.allowed_gid);
@@ -124,17 +124,17 @@ void ControlHandlerImpl::apply_access() {
     }
 }
 
-void ControlHandlerImpl::reply_ok(ConnectionId connection, const proto::json& id,
+void RequestHandler::reply_ok(ConnectionId connection, const proto::json& id,
                                   const proto::json& result) {
     m_server->reply(connection, proto::ok_reply(id, result));
 }
 
-void ControlHandlerImpl::reply_error(ConnectionId connection, const proto::json& id,
+void RequestHandler::reply_error(ConnectionId connection, const proto::json& id,
                                      proto::ErrorCode code, const std::string& message) {
     m_server->reply(connection, proto::error_reply(id, code, message));
 }
 
-std::optional<std::vector<std::size_t>> ControlHandlerImpl::targets(ConnectionId connection,
+std::optional<std::vector<std::size_t>> RequestHandler::targets(ConnectionId connection,
                                                                     const proto::Request& request) {
     const core::Supervisor& sup = std::as_const(m_daemon).supervisor();
     std::vector<std::size_t> found;
@@ -172,11 +172,11 @@ std::optional<std::vector<std::size_t>> ControlHandlerImpl::targets(ConnectionId
     return found;
 }
 
-proto::json ControlHandlerImpl::services_json(const std::vector<std::size_t>& services) {
+proto::json RequestHandler::services_json(const std::vector<std::size_t>& services) {
     return proto::ServicesResult{statuses(services)};
 }
 
-std::vector<proto::ServiceStatus> ControlHandlerImpl::statuses(
+std::vector<proto::ServiceStatus> RequestHandler::statuses(
     const std::vector<std::size_t>& services) const {
     const core::Supervisor& sup = std::as_const(m_daemon).supervisor();
     core::Now now = m_daemon.now();
@@ -188,7 +188,7 @@ std::vector<proto::ServiceStatus> ControlHandlerImpl::statuses(
     return result;
 }
 
-void ControlHandlerImpl::on_request(ConnectionId connection, proto::Request request) {
+void RequestHandler::on_request(ConnectionId connection, proto::Request request) {
     using proto::Command;
     switch (request.cmd) {
         case Command::ping: {
@@ -236,13 +236,13 @@ void ControlHandlerImpl::on_request(ConnectionId connection, proto::Request requ
     }
 }
 
-void ControlHandlerImpl::on_disconnect(ConnectionId connection) {
+void RequestHandler::on_disconnect(ConnectionId connection) {
     std::erase_if(m_followers, [&](const Follower& f) { return f.connection == connection; });
     std::erase_if(m_pending, [&](const Pending& p) { return p.connection == connection; });
     std::erase_if(m_waits, [&](const Wait& w) { return w.connection == connection; });
 }
 
-void ControlHandlerImpl::handle_status(ConnectionId connection, const proto::Request& request) {
+void RequestHandler::handle_status(ConnectionId connection, const proto::Request& request) {
     auto services = targets(connection, request);
     if (!services) {
         return;
@@ -273,7 +273,7 @@ void ControlHandlerImpl::handle_status(ConnectionId connection, const proto::Req
     m_server->reply(connection, proto::ok_reply(request.id, result));
 }
 
-void ControlHandlerImpl::handle_control(ConnectionId connection, const proto::Request& request) {
+void RequestHandler::handle_control(ConnectionId connection, const proto::Request& request) {
     auto services = targets(connection, request);
     if (!services) {
         return;
@@ -309,7 +309,7 @@ void ControlHandlerImpl::handle_control(ConnectionId connection, const proto::Re
     m_daemon.pump();  // replies through after_pump once the runs have ended
 }
 
-bool ControlHandlerImpl::pending_done(const Pending& pending) const {
+bool RequestHandler::pending_done(const Pending& pending) const {
     const core::Supervisor& sup = std::as_const(m_daemon).supervisor();
     for (std::size_t k = 0; k < pending.services.size(); ++k) {
         const core::Service& s = sup.service(pending.services[k]);
@@ -328,7 +328,7 @@ bool ControlHandlerImpl::pending_done(const Pending& pending) const {
     return true;
 }
 
-void ControlHandlerImpl::after_pump() {
+void RequestHandler::after_pump() {
     check_waits();
     if (m_pending.empty()) {
         return;
@@ -346,7 +346,7 @@ void ControlHandlerImpl::after_pump() {
     }
 }
 
-void ControlHandlerImpl::handle_signal(ConnectionId connection, const proto::Request& request) {
+void RequestHandler::handle_signal(ConnectionId connection, const proto::Request& request) {
     auto services = targets(connection, request);
     if (!services) {
         return;
@@ -366,7 +366,7 @@ void ControlHandlerImpl::handle_signal(ConnectionId connection, const proto::Req
     reply_ok(connection, request.id, services_json(*services));
 }
 
-void ControlHandlerImpl::handle_logs(ConnectionId connection, const proto::Request& request) {
+void RequestHandler::handle_logs(ConnectionId connection, const proto::Request& request) {
     auto index = std::as_const(m_daemon).supervisor().find(request.service);
     if (!index) {
         reply_error(connection, request.id, proto::ErrorCode::unknown_service,
@@ -394,7 +394,7 @@ void ControlHandlerImpl::handle_logs(ConnectionId connection, const proto::Reque
     reply_ok(connection, request.id, result);
 }
 
-bool ControlHandlerImpl::subscribe(ConnectionId connection, const proto::Request& request,
+bool RequestHandler::subscribe(ConnectionId connection, const proto::Request& request,
                                    std::size_t service) {
     bool events = service == k_events;
     auto same_kind = [&](const Follower& f) { return (f.service == k_events) == events; };
@@ -416,7 +416,7 @@ bool ControlHandlerImpl::subscribe(ConnectionId connection, const proto::Request
     return true;
 }
 
-void ControlHandlerImpl::handle_explain(ConnectionId connection, const proto::Request& request) {
+void RequestHandler::handle_explain(ConnectionId connection, const proto::Request& request) {
     auto index = std::as_const(m_daemon).supervisor().find(request.service);
     if (!index) {
         reply_error(connection, request.id, proto::ErrorCode::unknown_service,
@@ -435,7 +435,7 @@ void ControlHandlerImpl::handle_explain(ConnectionId connection, const proto::Re
 
 // Answered when the reload has been read (on a worker thread) and applied; until
 // then the loop serves other connections, and this one's next request waits.
-void ControlHandlerImpl::handle_reload(ConnectionId connection, const proto::Request& request) {
+void RequestHandler::handle_reload(ConnectionId connection, const proto::Request& request) {
     m_daemon.reload([this, connection, id = request.id](const Daemon::ReloadResult& outcome) {
         if (!outcome) {
             reply_error(connection, id, proto::ErrorCode::invalid_config, outcome.error());
@@ -450,11 +450,11 @@ void ControlHandlerImpl::handle_reload(ConnectionId connection, const proto::Req
     });
 }
 
-void ControlHandlerImpl::reload_from_signal() {
+void RequestHandler::reload_from_signal() {
     m_daemon.reload([](const Daemon::ReloadResult&) {});  // answered in the log only
 }
 
-void ControlHandlerImpl::publish(const core::Event& event) {
+void RequestHandler::publish(const core::Event& event) {
     if (m_followers.empty()) {
         return;
     }
@@ -475,7 +475,7 @@ void ControlHandlerImpl::publish(const core::Event& event) {
     }
 }
 
-void ControlHandlerImpl::publish_line(std::size_t service, std::uint64_t run, core::Stream stream,
+void RequestHandler::publish_line(std::size_t service, std::uint64_t run, core::Stream stream,
                                       std::string_view text, double wall) {
     if (m_followers.empty()) {
         return;

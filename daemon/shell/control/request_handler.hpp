@@ -17,15 +17,15 @@ namespace pkit::shell {
 
 class Daemon;
 
-class ControlHandlerImpl final : public ControlHandler {
+class RequestHandler final : public ControlHandler {
 public:
     // At most this many `events` subscribers at once, and as many `logs --follow` ones
     // (each may hold up to max_backlog_bytes of unwritten output).
     static constexpr std::size_t k_max_subscribers = 64;
 
     // Opens the control socket of `daemon`'s options; the message says why it failed.
-    static std::expected<std::unique_ptr<ControlHandlerImpl>, std::string> open(Daemon& daemon);
-    ~ControlHandlerImpl() override;
+    static std::expected<std::unique_ptr<RequestHandler>, std::string> open(Daemon& daemon);
+    ~RequestHandler() override;
 
     void on_request(ConnectionId connection, proto::Request request) override;
     void on_disconnect(ConnectionId connection) override;
@@ -46,7 +46,7 @@ public:
     void apply_access();
 
 private:
-    explicit ControlHandlerImpl(Daemon& daemon) : m_daemon(daemon) {}
+    explicit RequestHandler(Daemon& daemon) : m_daemon(daemon) {}
 
     // Resolves `request.services` (or all), each service once, in order of first
     // mention; replies unknown_service and returns nullopt when a name is unknown.
@@ -69,7 +69,7 @@ private:
     // k_max_subscribers of that kind already stream, ends it with a too_large reply and
     // returns false. On success the caller sends the reply.
     bool subscribe(ConnectionId connection, const proto::Request& request, std::size_t service);
-    // `wait` (control_wait.cpp): answered at once when decided, else kept in m_waits.
+    // `wait` (request_handler_wait.cpp): answered at once when decided, else kept in m_waits.
     void handle_wait(ConnectionId connection, const proto::Request& request);
     // Answers the pending waits that are decided now; keeps the others.
     void check_waits();

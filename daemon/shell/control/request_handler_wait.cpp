@@ -33,7 +33,7 @@ std::string seconds_words(double seconds) {
 
 }  // namespace
 
-void ControlHandlerImpl::handle_wait(ConnectionId connection, const proto::Request& request) {
+void RequestHandler::handle_wait(ConnectionId connection, const proto::Request& request) {
     auto services = targets(connection, request);
     if (!services) {
         return;
@@ -50,7 +50,7 @@ void ControlHandlerImpl::handle_wait(ConnectionId connection, const proto::Reque
     m_daemon.pump();  // arms the timer for `within`
 }
 
-bool ControlHandlerImpl::answer_wait(const Wait& wait, core::TimePoint now) {
+bool RequestHandler::answer_wait(const Wait& wait, core::TimePoint now) {
     const core::Supervisor& sup = std::as_const(m_daemon).supervisor();
     const core::Service* pending = nullptr;
     for (std::size_t i : wait.services) {
@@ -80,7 +80,7 @@ bool ControlHandlerImpl::answer_wait(const Wait& wait, core::TimePoint now) {
     return false;
 }
 
-void ControlHandlerImpl::check_waits() {
+void RequestHandler::check_waits() {
     if (m_waits.empty()) {
         return;
     }
@@ -94,7 +94,7 @@ void ControlHandlerImpl::check_waits() {
     }
 }
 
-std::optional<core::TimePoint> ControlHandlerImpl::next_deadline() const {
+std::optional<core::TimePoint> RequestHandler::next_deadline() const {
     std::optional<core::TimePoint> next;
     for (const Wait& wait : m_waits) {
         if (!next || wait.deadline < *next) {
