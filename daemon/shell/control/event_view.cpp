@@ -22,19 +22,6 @@ std::string short_duration(core::Duration d) {
     return config::format_duration(d);
 }
 
-proto::json exit_fields(const core::ExitRecord& exit) {
-    proto::json j;
-    j["code"] = exit.code ? proto::json(*exit.code) : proto::json(nullptr);
-    j["signal"] =
-        exit.signal ? proto::json(config::signal_name(*exit.signal)) : proto::json(nullptr);
-    j["duration"] = seconds(exit.duration);
-    j["timed_out"] = exit.timed_out;
-    j["killed_by"] = exit.killed_by == core::KilledBy::none
-                         ? proto::json(nullptr)
-                         : proto::json(std::string(core::to_string(exit.killed_by)));
-    return j;
-}
-
 proto::ExitInfo exit_info(const core::ExitRecord& exit) {
     proto::ExitInfo info;
     info.code = exit.code;
@@ -52,50 +39,41 @@ proto::ExitInfo exit_info(const core::ExitRecord& exit) {
 
 }  // namespace
 
-std::string describe_exit(const core::ExitRecord& exit) {
-    std::string text = exit.signal ? config::signal_name(*exit.signal)
-                                   : "exit " + std::to_string(exit.code.value_or(-1));
-    if (exit.killed_by != core::KilledBy::none) {
-        text += " (" + std::string(core::to_string(exit.killed_by)) + ")";
-    }
-    return text;
-}
-
 proto::json event_json(const core::Event& event) {
-    std::optional<std::string> service;
+    proto::Event e;
+    e.type = std::string(core::to_string(event.type));
     if (!event.service.empty()) {
-        service = event.service;
+        e.service = event.service;
     }
-    proto::json j = proto::make_event(core::to_string(event.type), service, event.group, event.at);
+    e.group = event.group;
+    e.at = event.at;
     switch (event.type) {
         case core::EventType::started:
-            j["pid"] = event.pid;
-            j["run"] = event.run;
+            e.pid = event.pid;
+            e.run = event.run;
             break;
         case core::EventType::exited:
-            j["run"] = event.run;
+            e.run = event.run;
+            e.exited = proto::ExitedFields{};
             if (event.exit) {
-                j.update(exit_fields(*event.exit));
-            } else {
-                j["code"] = nullptr;
-                j["signal"] = nullptr;
-                j["duration"] = 0.0;
+                e.exited->exit = exit_info(*event.exit);
             }
-            j["launch_error"] = event.launch_error ? proto::json(event.launch_error->message)
-                                                   : proto::json(nullptr);
+            if (event.launch_error) {
+                e.exited->launch_error = event.launch_error->message;
+            }
             break;
         case core::EventType::restarting:
-            j["delay"] = seconds(event.delay);
-            j["restart"] = event.restart;
+            e.delay = seconds(event.delay);
+            e.restart = event.restart;
             break;
         case core::EventType::storm_pause:
-            j["pause"] = seconds(event.delay);
+            e.pause = seconds(event.delay);
             break;
         case core::EventType::health:
-            j["status"] = event.reason;
+            e.status = event.reason;
             break;
         case core::EventType::ready:
-            j["run"] = event.run;
+            e.run = event.run;
             break;
         case core::EventType::liveness_kill:
         case core::EventType::stopped:
@@ -107,9 +85,9 @@ proto::json event_json(const core::Event& event) {
             break;
     }
     if (!event.reason.empty()) {
-        j["reason"] = event.reason;
+        e.reason = event.reason;
     }
-    return j;
+    return proto::json(e);
 }
 
 std::string event_text(const core::Event& event) {
