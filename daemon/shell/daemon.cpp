@@ -8,8 +8,8 @@
 #include <cstring>
 
 #include "config/loader.hpp"
-#include "daemon/shell/control/request_handler.hpp"
 #include "daemon/shell/control/event_view.hpp"
+#include "daemon/shell/control/request_handler.hpp"
 #include "daemon/shell/http/endpoint.hpp"
 #include "daemon/shell/launch/launcher.hpp"
 #include "proto/version.hpp"

@@ -30,10 +30,10 @@
 #include "daemon/shell/io/line_reader.hpp"
 #include "daemon/shell/io/notify_socket.hpp"
 #include "daemon/shell/io/output_writer.hpp"
-#include "daemon/shell/launch/pending_launch.hpp"
-#include "daemon/shell/probes/probe_runner.hpp"
-#include "daemon/shell/launch/reaper.hpp"
 #include "daemon/shell/io/systemd_notifier.hpp"
+#include "daemon/shell/launch/pending_launch.hpp"
+#include "daemon/shell/launch/reaper.hpp"
+#include "daemon/shell/probes/probe_runner.hpp"
 #include "daemon/shell/uv_handle.hpp"
 
 namespace pkit::shell {

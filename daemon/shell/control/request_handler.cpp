@@ -11,11 +11,11 @@
 #include "config/loader.hpp"
 #include "config/values.hpp"
 #include "daemon/core/explain.hpp"
-#include "daemon/shell/daemon.hpp"
 #include "daemon/shell/control/event_view.hpp"
 #include "daemon/shell/control/health_view.hpp"
-#include "daemon/shell/launch/launcher.hpp"
+#include "daemon/shell/daemon.hpp"
 #include "daemon/shell/io/resources.hpp"
+#include "daemon/shell/launch/launcher.hpp"
 #include "proto/version.hpp"
 
 namespace pkit::shell {
@@ -97,8 +97,7 @@ void resolve_access(Daemon& daemon, SocketOptions& options) {
 
 }  // namespace
 
-std::expected<std::unique_ptr<RequestHandler>, std::string> RequestHandler::open(
-    Daemon& daemon) {
+std::expected<std::unique_ptr<RequestHandler>, std::string> RequestHandler::open(Daemon& daemon) {
     SocketOptions options;
     options.path = daemon.options().socket_path;
     resolve_access(daemon, options);
@@ -125,17 +124,17 @@ void RequestHandler::apply_access() {
 }
 
 void RequestHandler::reply_ok(ConnectionId connection, const proto::json& id,
-                                  const proto::json& result) {
+                              const proto::json& result) {
     m_server->reply(connection, proto::ok_reply(id, result));
 }
 
 void RequestHandler::reply_error(ConnectionId connection, const proto::json& id,
-                                     proto::ErrorCode code, const std::string& message) {
+                                 proto::ErrorCode code, const std::string& message) {
     m_server->reply(connection, proto::error_reply(id, code, message));
 }
 
 std::optional<std::vector<std::size_t>> RequestHandler::targets(ConnectionId connection,
-                                                                    const proto::Request& request) {
+                                                                const proto::Request& request) {
     const core::Supervisor& sup = std::as_const(m_daemon).supervisor();
     std::vector<std::size_t> found;
     if (request.all || (request.cmd == proto::Command::status && request.services.empty())) {
@@ -395,7 +394,7 @@ void RequestHandler::handle_logs(ConnectionId connection, const proto::Request& 
 }
 
 bool RequestHandler::subscribe(ConnectionId connection, const proto::Request& request,
-                                   std::size_t service) {
+                               std::size_t service) {
     bool events = service == k_events;
     auto same_kind = [&](const Follower& f) { return (f.service == k_events) == events; };
     auto streaming = static_cast<std::size_t>(std::ranges::count_if(m_followers, same_kind));
@@ -476,7 +475,7 @@ void RequestHandler::publish(const core::Event& event) {
 }
 
 void RequestHandler::publish_line(std::size_t service, std::uint64_t run, core::Stream stream,
-                                      std::string_view text, double wall) {
+                                  std::string_view text, double wall) {
     if (m_followers.empty()) {
         return;
     }

@@ -2,8 +2,8 @@
 
 #include <utility>
 
-#include "daemon/shell/daemon.hpp"
 #include "daemon/shell/control/health_view.hpp"
+#include "daemon/shell/daemon.hpp"
 #include "daemon/shell/http/metrics.hpp"
 #include "daemon/shell/io/resources.hpp"
 #include "proto/version.hpp"

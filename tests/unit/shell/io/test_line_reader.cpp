@@ -8,8 +8,8 @@
 #include <memory>
 #include <string>
 
-#include "daemon/shell/launch/launcher.hpp"
 #include "daemon/shell/io/line_reader.hpp"
+#include "daemon/shell/launch/launcher.hpp"
 #include "tests/unit/shell/shell_test.hpp"
 
 namespace pkit::shell::test {

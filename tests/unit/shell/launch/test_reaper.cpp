@@ -11,8 +11,8 @@
 
 #include "daemon/shell/uv_handle.hpp"
 
-#include "daemon/shell/launch/launcher.hpp"
 #include "daemon/shell/io/line_reader.hpp"
+#include "daemon/shell/launch/launcher.hpp"
 #include "daemon/shell/launch/reaper.hpp"
 #include "tests/unit/shell/shell_test.hpp"
 

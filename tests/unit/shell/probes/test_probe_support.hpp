@@ -12,8 +12,8 @@
 #include <thread>
 #include <vector>
 
-#include "daemon/shell/probes/probe_runner.hpp"
 #include "daemon/shell/launch/reaper.hpp"
+#include "daemon/shell/probes/probe_runner.hpp"
 #include "tests/unit/shell/shell_test.hpp"
 
 namespace pkit::shell::test {
