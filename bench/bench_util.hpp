@@ -36,6 +36,8 @@
 #include <thread>
 #include <vector>
 
+#include "proto/line_client.hpp"
+
 namespace pkit::bench {
 
 using json = nlohmann::json;
@@ -308,7 +310,8 @@ inline std::vector<pid_t> marked_processes(const std::string& marker) {
 
 // --- The control socket -----------------------------------------------------------
 
-// A blocking NDJSON client on one connection.
+// A blocking NDJSON client on one connection, over the shared line client
+// (proto/line_client.hpp) that pkitctl and the integration tests use too.
 class Client {
 public:
     Client() = default;
@@ -318,17 +321,11 @@ public:
 
     bool connect(const std::string& path) {
         close();
-        m_fd = ::socket(AF_UNIX, SOCK_STREAM | SOCK_CLOEXEC, 0);
-        if (m_fd < 0) {
+        auto fd = pkit::proto::connect_unix(path);
+        if (!fd) {
             return false;
         }
-        sockaddr_un address{};
-        address.sun_family = AF_UNIX;
-        std::snprintf(address.sun_path, sizeof address.sun_path, "%s", path.c_str());
-        if (::connect(m_fd, reinterpret_cast<sockaddr*>(&address), sizeof address) != 0) {
-            close();
-            return false;
-        }
+        m_fd = *fd;
         return true;
     }
 
@@ -338,65 +335,26 @@ public:
         }
         m_fd = -1;
         m_buffer.clear();
-        m_start = 0;
     }
 
-    bool send(std::string_view data) {
-        while (!data.empty()) {
-            ssize_t n = ::write(m_fd, data.data(), data.size());
-            if (n < 0 && errno == EINTR) {
-                continue;
-            }
-            if (n <= 0) {
-                return false;
-            }
-            data.remove_prefix(static_cast<std::size_t>(n));
-        }
-        return true;
-    }
+    bool send(std::string_view data) { return pkit::proto::send_all(m_fd, data).has_value(); }
 
     // The next line without its newline; false at end of stream, on an error, or when
     // `timeout` seconds (negative: none) pass without one (then timed_out() is true).
     bool read_line(std::string& line, double timeout = -1.0) {
-        m_timed_out = false;
-        double until = timeout < 0 ? 0.0 : mono_seconds() + timeout;
-        for (;;) {
-            std::size_t newline = m_buffer.find('\n', m_start);
-            if (newline != std::string::npos) {
-                line.assign(m_buffer, m_start, newline - m_start);
-                m_start = newline + 1;
-                if (m_start == m_buffer.size()) {
-                    m_buffer.clear();
-                    m_start = 0;
-                }
-                return true;
-            }
-            if (m_start > 0) {
-                m_buffer.erase(0, m_start);
-                m_start = 0;
-            }
-            if (timeout >= 0) {
-                double left = until - mono_seconds();
-                pollfd p{m_fd, POLLIN, 0};
-                int ready = left <= 0 ? 0 : ::poll(&p, 1, static_cast<int>(left * 1000) + 1);
-                if (ready < 0 && errno == EINTR) {
-                    continue;
-                }
-                if (ready == 0) {
-                    m_timed_out = true;
-                    return false;
-                }
-            }
-            char chunk[64 * 1024];
-            ssize_t n = ::read(m_fd, chunk, sizeof chunk);
-            if (n < 0 && errno == EINTR) {
-                continue;
-            }
-            if (n <= 0) {
-                return false;
-            }
-            m_buffer.append(chunk, static_cast<std::size_t>(n));
+        std::optional<std::chrono::steady_clock::time_point> deadline;
+        if (timeout >= 0) {
+            deadline = std::chrono::steady_clock::now() +
+                       std::chrono::duration_cast<std::chrono::steady_clock::duration>(
+                           std::chrono::duration<double>(timeout));
         }
+        auto read = pkit::proto::read_line(m_fd, m_buffer, deadline);
+        m_timed_out = read.status == pkit::proto::LineRead::timeout;
+        if (read.status != pkit::proto::LineRead::line) {
+            return false;
+        }
+        line = std::move(read.text);
+        return true;
     }
 
     // Sends one request line (newline added) and reads its reply line, waiting at most
@@ -429,7 +387,6 @@ public:
 private:
     int m_fd = -1;
     std::string m_buffer;
-    std::size_t m_start = 0;
     bool m_timed_out = false;
 
 public:

@@ -101,9 +101,6 @@ inline constexpr auto as_positive_duration = [](const Diags& d, const toml::node
 inline constexpr auto as_signal = [](const Diags& d, const toml::node& n, std::string_view w) {
     return read_signal(d, n, w);
 };
-inline constexpr auto as_size = [](const Diags& d, const toml::node& n, std::string_view w) {
-    return read_size(d, n, w);
-};
 inline constexpr auto as_argv = [](const Diags& d, const toml::node& n, std::string_view w) {
     return read_argv(d, n, w);
 };

@@ -8,10 +8,10 @@
 #include <cstring>
 
 #include "config/loader.hpp"
-#include "daemon/shell/control.hpp"
-#include "daemon/shell/event_view.hpp"
+#include "daemon/shell/control/event_view.hpp"
+#include "daemon/shell/control/request_handler.hpp"
 #include "daemon/shell/http/endpoint.hpp"
-#include "daemon/shell/launcher.hpp"
+#include "daemon/shell/launch/launcher.hpp"
 #include "proto/version.hpp"
 
 namespace pkit::shell {
@@ -99,7 +99,7 @@ int Daemon::run() {
             signo);
         m_signals.push_back(std::move(handle));
     }
-    auto control = ControlHandlerImpl::open(*this);
+    auto control = RequestHandler::open(*this);
     if (!control) {
         log("error", control.error());
         return 3;
@@ -254,7 +254,6 @@ void Daemon::on_signal(int signo) {
                            ": killing every remaining process group");
         resolve_launches();  // so that every child has a pid to kill
         kill_everything();
-        m_exit_signal = signo;
         m_exit_status = 128 + signo;
         uv_stop(m_loop);
         return;

@@ -26,14 +26,14 @@
 #include "config/loader.hpp"
 #include "config/model.hpp"
 #include "daemon/core/supervisor.hpp"
-#include "daemon/shell/background_load.hpp"
-#include "daemon/shell/line_reader.hpp"
-#include "daemon/shell/notify_socket.hpp"
-#include "daemon/shell/output_writer.hpp"
-#include "daemon/shell/pending_launch.hpp"
-#include "daemon/shell/probe_runner.hpp"
-#include "daemon/shell/reaper.hpp"
-#include "daemon/shell/systemd_notifier.hpp"
+#include "daemon/shell/io/background_load.hpp"
+#include "daemon/shell/io/line_reader.hpp"
+#include "daemon/shell/io/notify_socket.hpp"
+#include "daemon/shell/io/output_writer.hpp"
+#include "daemon/shell/io/systemd_notifier.hpp"
+#include "daemon/shell/launch/pending_launch.hpp"
+#include "daemon/shell/launch/reaper.hpp"
+#include "daemon/shell/probes/probe_runner.hpp"
 #include "daemon/shell/uv_handle.hpp"
 
 namespace pkit::shell {
@@ -51,7 +51,7 @@ struct DaemonOptions {
     SystemdEnvironment systemd;
 };
 
-class ControlHandlerImpl;
+class RequestHandler;
 namespace http {
 class Endpoint;
 }
@@ -194,7 +194,7 @@ private:
     Reaper m_reaper;
     Timer m_timer;
     std::vector<std::unique_ptr<UvHandle<uv_signal_t>>> m_signals;
-    std::unique_ptr<ControlHandlerImpl> m_control;
+    std::unique_ptr<RequestHandler> m_control;
     std::unique_ptr<http::Endpoint> m_http;  // pkitd.toml [http] (SPEC §11)
     ProbeRunner m_probes;
     SystemdNotifier m_systemd;
@@ -221,7 +221,6 @@ private:
     // Inside on_timer: see arm_timer().
     bool m_in_timer = false;
     std::optional<int> m_exit_status;
-    int m_exit_signal = 0;
     // Reloads asked for while m_loading reads: served by the next read.
     std::vector<ReloadDone> m_reload_next;
     // The reload's read in the background; last, so that it is detached first.

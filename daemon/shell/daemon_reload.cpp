@@ -9,7 +9,7 @@
 
 #include <exception>
 
-#include "daemon/shell/control.hpp"
+#include "daemon/shell/control/request_handler.hpp"
 #include "daemon/shell/daemon.hpp"
 #include "daemon/shell/http/endpoint.hpp"
 

@@ -8,7 +8,7 @@
 #include <cstdlib>
 #include <string_view>
 
-#include "daemon/shell/notify_socket.hpp"
+#include "daemon/shell/io/notify_socket.hpp"
 
 namespace {
 

@@ -1,46 +1,21 @@
 #include "tests/integration/harness_client.hpp"
 
-#include <poll.h>
 #include <sys/socket.h>
-#include <sys/un.h>
 #include <unistd.h>
 
-#include <cerrno>
-#include <cstring>
 #include <stdexcept>
 
+#include "proto/line_client.hpp"
 #include "tests/integration/harness_doctest.hpp"
 
 namespace pkit::itest {
 
-namespace {
-
-int connect_unix(const std::string& path, std::string& error) {
-    const int fd = ::socket(AF_UNIX, SOCK_STREAM | SOCK_CLOEXEC, 0);
-    sockaddr_un addr{};
-    addr.sun_family = AF_UNIX;
-    if (path.size() >= sizeof(addr.sun_path)) {
-        ::close(fd);
-        error = "socket path too long";
-        return -1;
-    }
-    std::memcpy(addr.sun_path, path.c_str(), path.size() + 1);
-    if (::connect(fd, reinterpret_cast<sockaddr*>(&addr), sizeof(addr)) != 0) {
-        error = std::strerror(errno);
-        ::close(fd);
-        return -1;
-    }
-    return fd;
-}
-
-}  // namespace
-
 Client::Client(const std::string& socket_path) {
-    std::string error;
-    m_fd = connect_unix(socket_path, error);
-    if (m_fd < 0) {
-        throw std::runtime_error("cannot connect to " + socket_path + ": " + error);
+    auto fd = proto::connect_unix(socket_path);
+    if (!fd) {
+        throw std::runtime_error("cannot connect to " + socket_path + ": " + fd.error().text);
     }
+    m_fd = *fd;
 }
 
 Client::~Client() {
@@ -68,19 +43,11 @@ std::optional<Client> Client::try_connect(const std::string& socket_path) {
 }
 
 bool Client::try_send_raw(const std::string& bytes) {
-    std::size_t sent = 0;
-    while (sent < bytes.size()) {
-        const ssize_t n = ::send(m_fd, bytes.data() + sent, bytes.size() - sent, MSG_NOSIGNAL);
-        if (n < 0 && errno == EINTR) {
-            continue;
-        }
-        if (n <= 0) {
-            m_send_error = std::strerror(errno);
-            return false;
-        }
-        sent += static_cast<std::size_t>(n);
+    auto sent = proto::send_all(m_fd, bytes);
+    if (!sent) {
+        m_send_error = sent.error();
     }
-    return true;
+    return sent.has_value();
 }
 
 void Client::send_raw(const std::string& bytes) {
@@ -90,37 +57,17 @@ void Client::send_raw(const std::string& bytes) {
 }
 
 std::optional<std::string> Client::read_line(Clock::time_point deadline) {
-    for (;;) {
-        const auto newline = m_buffer.find('\n');
-        if (newline != std::string::npos) {
-            std::string line = m_buffer.substr(0, newline);
-            m_buffer.erase(0, newline + 1);
-            return line;
-        }
-        if (m_eof) {
-            return std::nullopt;
-        }
-        const auto left =
-            std::chrono::duration_cast<std::chrono::milliseconds>(deadline - Clock::now());
-        if (left.count() <= 0) {
-            return std::nullopt;
-        }
-        pollfd pfd{m_fd, POLLIN, 0};
-        const int ready = ::poll(&pfd, 1, static_cast<int>(left.count()));
-        if (ready <= 0) {
-            continue;  // EINTR or timeout: the deadline check above decides
-        }
-        char chunk[65536];
-        const ssize_t n = ::read(m_fd, chunk, sizeof(chunk));
-        if (n < 0 && errno == EINTR) {
-            continue;
-        }
-        if (n <= 0) {
-            m_eof = true;
-            continue;
-        }
-        m_buffer.append(chunk, static_cast<std::size_t>(n));
+    if (m_eof && m_buffer.find('\n') == std::string::npos) {
+        return std::nullopt;
     }
+    auto read = proto::read_line(m_fd, m_buffer, deadline);
+    if (read.status == proto::LineRead::line) {
+        return std::move(read.text);
+    }
+    if (read.status != proto::LineRead::timeout) {
+        m_eof = true;  // closed, or a read error: nothing more will come
+    }
+    return std::nullopt;
 }
 
 std::optional<json> Client::read_json(Clock::time_point deadline) {

@@ -2,10 +2,10 @@
 
 #include <utility>
 
+#include "daemon/shell/control/health_view.hpp"
 #include "daemon/shell/daemon.hpp"
-#include "daemon/shell/health_view.hpp"
 #include "daemon/shell/http/metrics.hpp"
-#include "daemon/shell/resources.hpp"
+#include "daemon/shell/io/resources.hpp"
 #include "proto/version.hpp"
 
 namespace pkit::shell::http {

@@ -9,7 +9,7 @@
 #include <filesystem>
 #include <fstream>
 
-#include "daemon/shell/line_reader.hpp"
+#include "daemon/shell/io/line_reader.hpp"
 #include "daemon/shell/uv_handle.hpp"
 
 namespace pkit::shell::test {

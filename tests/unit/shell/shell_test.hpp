@@ -13,7 +13,7 @@
 #include <vector>
 
 #include "config/model.hpp"
-#include "daemon/shell/launcher.hpp"
+#include "daemon/shell/launch/launcher.hpp"
 
 // Readable failure messages for the line lists the tests compare.
 namespace doctest {

@@ -5,7 +5,7 @@
 
 #include "daemon/shell/http/metrics.hpp"
 #include "daemon/shell/http/router.hpp"
-#include "daemon/shell/resources.hpp"
+#include "daemon/shell/io/resources.hpp"
 
 namespace pkit::shell::http {
 namespace {

@@ -1,0 +1,280 @@
+#include "daemon/shell/control/event_view.hpp"
+
+#include <cstdio>
+
+#include "config/values.hpp"
+
+namespace pkit::shell {
+
+namespace {
+
+double seconds(core::Duration d) {
+    return config::to_seconds(d);
+}
+
+// "0.25s", "3s", "1m30s": short and exact enough for a log line.
+std::string short_duration(core::Duration d) {
+    if (d < std::chrono::seconds(10)) {
+        char buf[32];
+        std::snprintf(buf, sizeof buf, "%.3gs", seconds(d));
+        return buf;
+    }
+    return config::format_duration(d);
+}
+
+proto::ExitInfo exit_info(const core::ExitRecord& exit) {
+    proto::ExitInfo info;
+    info.code = exit.code;
+    if (exit.signal) {
+        info.signal = config::signal_name(*exit.signal);
+    }
+    info.duration = seconds(exit.duration);
+    info.at = exit.at;
+    info.timed_out = exit.timed_out;
+    if (exit.killed_by != core::KilledBy::none) {
+        info.killed_by = std::string(core::to_string(exit.killed_by));
+    }
+    return info;
+}
+
+}  // namespace
+
+proto::json event_json(const core::Event& event) {
+    proto::Event e;
+    e.type = std::string(core::to_string(event.type));
+    if (!event.service.empty()) {
+        e.service = event.service;
+    }
+    e.group = event.group;
+    e.at = event.at;
+    switch (event.type) {
+        case core::EventType::started:
+            e.pid = event.pid;
+            e.run = event.run;
+            break;
+        case core::EventType::exited:
+            e.run = event.run;
+            e.exited = proto::ExitedFields{};
+            if (event.exit) {
+                e.exited->exit = exit_info(*event.exit);
+            }
+            if (event.launch_error) {
+                e.exited->launch_error = event.launch_error->message;
+            }
+            break;
+        case core::EventType::restarting:
+            e.delay = seconds(event.delay);
+            e.restart = event.restart;
+            break;
+        case core::EventType::storm_pause:
+            e.pause = seconds(event.delay);
+            break;
+        case core::EventType::health:
+            e.status = event.reason;
+            break;
+        case core::EventType::ready:
+            e.run = event.run;
+            break;
+        case core::EventType::liveness_kill:
+        case core::EventType::stopped:
+        case core::EventType::gave_up:
+        case core::EventType::restarts_exhausted:
+        case core::EventType::group_failed:
+        case core::EventType::escalated:
+        case core::EventType::reload:
+            break;
+    }
+    if (!event.reason.empty()) {
+        e.reason = event.reason;
+    }
+    return proto::json(e);
+}
+
+EndFacts end_facts(const core::Service& service) {
+    EndFacts facts;
+    facts.state = service.state();
+    facts.reason = service.stopped_reason();
+    facts.last_exit = service.last_exit();
+    facts.stop_signal = service.spec().stop.signal;
+    facts.max_restarts = service.spec().restart.max_restarts;
+    facts.within = service.spec().restart.within;
+    return facts;
+}
+
+std::string exit_words(const core::ExitRecord& exit, int stop_signal) {
+    if (exit.killed_by == core::KilledBy::none) {
+        return exit.signal ? "killed by " + config::signal_name(*exit.signal)
+                           : "exit " + std::to_string(exit.code.value_or(-1));
+    }
+    const std::string stop = config::signal_name(stop_signal);
+    std::string text;
+    if (!exit.signal) {
+        text = "exit " + std::to_string(exit.code.value_or(-1)) + " after " + stop;
+    } else if (*exit.signal == stop_signal) {
+        text = "ended by " + stop;
+    } else if (*exit.signal == SIGKILL) {
+        text = "killed by SIGKILL after the stop timeout";
+    } else {
+        text = "killed by " + config::signal_name(*exit.signal);
+    }
+    switch (exit.killed_by) {
+        case core::KilledBy::timeout:
+            return text + " (timed out)";
+        case core::KilledBy::liveness:
+            return text + " (liveness check failed)";
+        case core::KilledBy::ready_timeout:
+            return text + " (not ready in time)";
+        case core::KilledBy::operator_:
+        case core::KilledBy::none:
+            break;
+    }
+    return text;
+}
+
+namespace {
+
+// "migrate: done (exit 0)", "web: stopped on request (exit 0 after SIGTERM)", "job: failed:
+// stop_when: exit 3 matched stop_when.exit_codes": why supervision of a service ended.
+std::string end_text(const std::string& who, const core::Event& event, const EndFacts& facts) {
+    const std::string exit =
+        facts.last_exit ? " (" + exit_words(*facts.last_exit, facts.stop_signal) + ")" : "";
+    switch (event.type) {
+        case core::EventType::restarts_exhausted: {
+            std::string used =
+                std::to_string(facts.max_restarts) + " of " + std::to_string(facts.max_restarts);
+            if (facts.within > core::Duration::zero()) {
+                used += " in " + config::format_duration(facts.within);
+            }
+            return who + ": failed: restarts exhausted (" + used + ")";
+        }
+        case core::EventType::gave_up:
+            return who + ": failed: " + event.reason;
+        default:
+            break;
+    }
+    switch (facts.state) {
+        case core::State::stopped: {
+            // The exit belongs to this stop only when pkitd stopped that run on request.
+            const bool ours =
+                facts.last_exit && facts.last_exit->killed_by == core::KilledBy::operator_;
+            return who + ": stopped on request" + (ours ? exit : "");
+        }
+        case core::State::done:
+        case core::State::failed: {
+            const std::string state = facts.state == core::State::done ? "done" : "failed";
+            switch (facts.reason.value_or(core::StopReason::policy_satisfied)) {
+                case core::StopReason::unhealthy:
+                    return who + ": " + state + ": killed by its liveness check";
+                case core::StopReason::predicate:
+                case core::StopReason::gave_up:
+                case core::StopReason::restarts_exhausted:
+                    // The reason names what matched, the exit included.
+                    return who + ": " + state + ": " + event.reason;
+                case core::StopReason::policy_satisfied:
+                case core::StopReason::operator_:
+                    break;
+            }
+            return who + ": " + state + exit;
+        }
+        default:
+            return who + ": stopped" + (event.reason.empty() ? "" : ": " + event.reason);
+    }
+}
+
+}  // namespace
+
+std::string event_text(const core::Event& event, const EndFacts* facts) {
+    std::string who = event.service.empty() ? std::string("daemon") : event.service;
+    std::string run = "run " + std::to_string(event.run);
+    switch (event.type) {
+        case core::EventType::started:
+            return who + ": started (pid " + std::to_string(event.pid) + ", " + run + ")";
+        case core::EventType::exited:
+            if (event.launch_error) {
+                return who + ": launch failed: " + event.launch_error->message + " (" + run + ")";
+            }
+            if (event.exit) {
+                const auto& exit = *event.exit;
+                if (exit.killed_by == core::KilledBy::none) {
+                    std::string how =
+                        exit.signal ? "killed by " + config::signal_name(*exit.signal)
+                                    : "exited with code " + std::to_string(exit.code.value_or(-1));
+                    return who + ": " + how + " after " + short_duration(exit.duration) + " (" +
+                           run + ")";
+                }
+                // pkitd ended this run: say how it went and after which signal.
+                return who + ": " + exit_words(exit, facts ? facts->stop_signal : SIGTERM) + " (" +
+                       run + ", " + short_duration(exit.duration) + ")";
+            }
+            return who + ": exited (" + run + ")";
+        case core::EventType::restarting:
+            return who + ": restarting in " + short_duration(event.delay) + " (restart " +
+                   std::to_string(event.restart) + ")";
+        case core::EventType::storm_pause:
+            return who + ": failure storm: restarts paused for " + short_duration(event.delay);
+        case core::EventType::stopped:
+        case core::EventType::gave_up:
+        case core::EventType::restarts_exhausted:
+            if (facts) {
+                return end_text(who, event, *facts);
+            }
+            return who + ": stopped" + (event.reason.empty() ? "" : ": " + event.reason);
+        case core::EventType::ready:
+            return who + ": ready (" + run + ")";
+        case core::EventType::liveness_kill:
+            return who + ": liveness check failed; stopping the run (" + run + ")";
+        case core::EventType::health:
+            return who + ": health " + event.reason;
+        case core::EventType::group_failed:
+            return "group " + event.group.value_or("?") + " failed" +
+                   (event.reason.empty() ? "" : ": " + event.reason);
+        case core::EventType::escalated:
+            return "escalated: " + event.reason;
+        case core::EventType::reload:
+            return "reloaded: " + event.reason;
+    }
+    return who + ": event";
+}
+
+proto::ServiceStatus service_status(const core::Service& s, core::Now now) {
+    proto::ServiceStatus st;
+    st.name = s.name();
+    st.state = std::string(core::to_string(s.state()));
+    st.group = s.group();
+    if (s.has_process()) {
+        st.pid = s.pid();
+    }
+    st.run = static_cast<int>(s.run());
+    if (s.run() > 0) {
+        st.started_at = s.started_wall();
+    }
+    if (s.has_process() && s.started_at()) {
+        st.uptime = seconds(now.mono - *s.started_at());
+    }
+    st.ready = s.ready();
+    st.restarts = s.restarts();
+    st.storm_pauses = s.storm_pauses();
+    st.liveness_kills = s.liveness_kills();
+    if (s.stopped_reason() && !s.desired_up()) {
+        st.stopped = std::string(core::to_string(*s.stopped_reason()));
+    }
+    if (s.restart_at()) {
+        st.next_restart_in = std::max(0.0, seconds(*s.restart_at() - now.mono));
+    }
+    if (s.last_exit()) {
+        st.last_exit = exit_info(*s.last_exit());
+    }
+    st.last_launch_error = s.last_launch_error();
+    if (auto health = s.health()) {
+        st.health = proto::HealthInfo{std::string(core::to_string(*health)), s.health_failures()};
+    }
+    st.notify_status = s.notify_status();
+    st.type = std::string(config::to_string(s.spec().type));
+    st.stop_timeout = seconds(s.spec().stop.timeout);
+    if (s.spec().ready.enabled()) {
+        st.ready_timeout = seconds(s.spec().ready.timeout);
+    }
+    return st;
+}
+
+}  // namespace pkit::shell

@@ -1,0 +1,109 @@
+#pragma once
+// The daemon's answers to control requests (SPEC §9): it turns each request into
+// Supervisor commands and status objects, keeps the replies that wait for runs to end
+// (`stop`, `restart`), and feeds the `events` and `logs --follow` streams.
+
+#include <expected>
+#include <memory>
+#include <string>
+#include <vector>
+
+#include "daemon/core/types.hpp"
+#include "daemon/core/wait.hpp"
+#include "daemon/shell/control/control_server.hpp"
+#include "proto/protocol.hpp"
+
+namespace pkit::shell {
+
+class Daemon;
+
+class RequestHandler final : public ControlHandler {
+public:
+    // At most this many `events` subscribers at once, and as many `logs --follow` ones
+    // (each may hold up to max_backlog_bytes of unwritten output).
+    static constexpr std::size_t k_max_subscribers = 64;
+
+    // Opens the control socket of `daemon`'s options; the message says why it failed.
+    static std::expected<std::unique_ptr<RequestHandler>, std::string> open(Daemon& daemon);
+    ~RequestHandler() override;
+
+    void on_request(ConnectionId connection, proto::Request request) override;
+    void on_disconnect(ConnectionId connection) override;
+
+    // Called after every pump: answers `stop`/`restart` requests whose runs have ended,
+    // and `wait` requests that are decided (reached, unreachable, or past `within`).
+    void after_pump();
+    // The earliest `within` deadline of the pending waits, for the daemon's one timer;
+    // nullopt when none is pending, so an idle pkitd stays asleep.
+    std::optional<core::TimePoint> next_deadline() const;
+    void publish(const core::Event& event);
+    void publish_line(std::size_t service, std::uint64_t run, core::Stream stream,
+                      std::string_view text, double wall);
+    // SIGHUP: the same reload as `pkitctl reload`, answered only in the log.
+    void reload_from_signal();
+    // After a reload: pkitd.toml's control_users and control_group apply again (to the
+    // connections accepted from now on) with the socket's mode and group.
+    void apply_access();
+
+private:
+    explicit RequestHandler(Daemon& daemon) : m_daemon(daemon) {}
+
+    // Resolves `request.services` (or all), each service once, in order of first
+    // mention; replies unknown_service and returns nullopt when a name is unknown.
+    std::optional<std::vector<std::size_t>> targets(ConnectionId connection,
+                                                    const proto::Request& request);
+    void reply_ok(ConnectionId connection, const proto::json& id, const proto::json& result);
+    void reply_error(ConnectionId connection, const proto::json& id, proto::ErrorCode code,
+                     const std::string& message);
+    proto::json services_json(const std::vector<std::size_t>& services);
+    // The status objects of `services`, as of now.
+    std::vector<proto::ServiceStatus> statuses(const std::vector<std::size_t>& services) const;
+
+    void handle_status(ConnectionId connection, const proto::Request& request);
+    void handle_control(ConnectionId connection, const proto::Request& request);
+    void handle_signal(ConnectionId connection, const proto::Request& request);
+    void handle_logs(ConnectionId connection, const proto::Request& request);
+    void handle_explain(ConnectionId connection, const proto::Request& request);
+    void handle_reload(ConnectionId connection, const proto::Request& request);
+    // Takes `connection` on as a subscriber (`service` as in Follower), or, when
+    // k_max_subscribers of that kind already stream, ends it with a too_large reply and
+    // returns false. On success the caller sends the reply.
+    bool subscribe(ConnectionId connection, const proto::Request& request, std::size_t service);
+    // `wait` (request_handler_wait.cpp): answered at once when decided, else kept in m_waits.
+    void handle_wait(ConnectionId connection, const proto::Request& request);
+    // Answers the pending waits that are decided now; keeps the others.
+    void check_waits();
+
+    struct Pending {
+        ConnectionId connection;
+        proto::json id;
+        proto::Command cmd;
+        std::vector<std::size_t> services;
+        std::vector<std::uint64_t> runs;  // each service's run when the request came
+    };
+    struct Follower {
+        ConnectionId connection;
+        SharedText head;        // the start of each stream line, with the request's id
+        SharedText event_head;  // the same for an event line (head itself for `events`)
+        std::size_t service;    // logs --follow; SIZE_MAX for `events`
+    };
+    bool pending_done(const Pending& pending) const;
+    struct Wait {
+        ConnectionId connection;
+        proto::json id;
+        std::vector<std::size_t> services;
+        core::WaitFor condition;
+        core::TimePoint deadline;
+        double within;  // as requested, for the message
+    };
+    // True (and replied) when `wait` is decided at `now`.
+    bool answer_wait(const Wait& wait, core::TimePoint now);
+
+    Daemon& m_daemon;
+    std::unique_ptr<ControlServer> m_server;
+    std::vector<Pending> m_pending;
+    std::vector<Follower> m_followers;
+    std::vector<Wait> m_waits;
+};
+
+}  // namespace pkit::shell

@@ -1,0 +1,312 @@
+// The Daemon's side of runs: fork/exec, the output pipes, forwarding, the leftovers of
+// a run's process group, and the one deadline timer.
+
+#include <signal.h>
+
+#include <algorithm>
+#include <cerrno>
+
+#include "daemon/shell/control/request_handler.hpp"
+#include "daemon/shell/daemon.hpp"
+#include "daemon/shell/launch/launch_child.hpp"
+#include "daemon/shell/launch/launcher.hpp"
+#include "proto/protocol.hpp"
+
+namespace pkit::shell {
+
+void Daemon::spawn(std::size_t service, std::uint64_t run) {
+    if (m_reaping || !m_spawns_due.empty() || m_spawn_budget == 0) {
+        m_spawns_due.push_back(core::SpawnAction{service, run});
+        pump_soon();
+        return;
+    }
+    --m_spawn_budget;
+    spawn_now(service, run);
+}
+
+void Daemon::spawn_now(std::size_t service, std::uint64_t run) {
+    const core::Service& s = m_supervisor.service(service);
+    LaunchRequest request{&s.spec(), run, {}};
+    if (auto notify = open_notify(service, run)) {
+        request.extra_env.emplace_back("NOTIFY_SOCKET", *notify);
+    }
+    auto started = start_launch(request);
+    if (!started) {
+        // Reported at the next turn, not from inside this pump: a service that cannot
+        // start, restarted at once, would otherwise fail and respawn here for ever.
+        m_launches.add_failed(service, run, std::move(started.error()));
+        return;
+    }
+    if (m_notify[service]) {
+        m_notify[service]->set_run_pgid(started->pid);
+    }
+    // The service stays `starting` until the child has exec'd.
+    m_launches.add(service, run, std::move(*started));
+}
+
+void Daemon::on_launched(std::size_t service, std::uint64_t run,
+                         std::expected<Launched, LaunchFailure> outcome) {
+    if (!outcome) {
+        m_notify[service].reset();
+        core::LaunchFailure failure{outcome.error().kind, std::move(outcome.error().message)};
+        m_supervisor.on_launch_failed(service, run, failure, now());
+        return;
+    }
+    const core::Service& s = m_supervisor.service(service);
+    if (s.run() != run || s.state() != core::State::starting) {
+        // Cannot happen while the core keeps a launching run `starting`; should it, a
+        // process the core does not know about must not live on.
+        signal_run(outcome->pid, SIGKILL, true);
+        close_fds({outcome->stdout_fd, outcome->stderr_fd});
+        return;
+    }
+    auto& pipes = pipes_of(service).emplace_back(std::make_unique<RunPipes>(RunPipes{run}));
+    attach_pipes(service, *pipes, outcome->stdout_fd, core::Stream::stdout_);
+    attach_pipes(service, *pipes, outcome->stderr_fd, core::Stream::stderr_);
+    m_supervisor.on_spawned(service, run, outcome->pid, now());
+}
+
+std::size_t Daemon::spawn_due(bool all) {
+    if (m_reaping || m_spawns_due.empty()) {
+        return 0;
+    }
+    std::size_t count = all ? m_spawns_due.size() : std::min(m_spawn_budget, m_spawns_due.size());
+    m_spawn_budget -= std::min(m_spawn_budget, count);
+    // Off the queue before any is spawned, so that what a spawn causes cannot see them.
+    std::vector<core::SpawnAction> due(m_spawns_due.begin(),
+                                       m_spawns_due.begin() + static_cast<std::ptrdiff_t>(count));
+    m_spawns_due.erase(m_spawns_due.begin(),
+                       m_spawns_due.begin() + static_cast<std::ptrdiff_t>(count));
+    if (!m_spawns_due.empty()) {
+        pump_soon();  // the rest at the next turn, after the loop has polled
+    }
+    for (const core::SpawnAction& a : due) {
+        spawn_now(a.service, a.run);
+    }
+    return due.size();
+}
+
+std::size_t Daemon::resolve_launches() {
+    std::size_t resolved = spawn_due(true);
+    resolved += m_launches.size() == 0 ? 0 : m_launches.resolve_all();
+    if (resolved > 0 && !m_pumping) {
+        // Not pumped here: the caller may be in the middle of its own loop over what a
+        // pump changes (replies, followers).
+        pump_soon();
+    }
+    return resolved;
+}
+
+std::size_t Daemon::resolve_launches_of(std::size_t service) {
+    std::size_t resolved = 0;
+    if (!m_reaping) {
+        auto due = std::ranges::find(m_spawns_due, service, &core::SpawnAction::service);
+        if (due != m_spawns_due.end()) {
+            core::SpawnAction a = *due;
+            m_spawns_due.erase(due);
+            spawn_now(a.service, a.run);
+            ++resolved;
+        }
+    }
+    resolved += m_launches.resolve_service(service);
+    if (resolved > 0 && !m_pumping) {
+        pump_soon();
+    }
+    return resolved;
+}
+
+void Daemon::attach_pipes(std::size_t service, RunPipes& pipes, int fd, core::Stream stream) {
+    std::uint64_t run = pipes.run;
+    auto& slot = stream == core::Stream::stdout_ ? pipes.out : pipes.err;
+    slot = std::make_unique<LineReader>(
+        m_loop,
+        [this, service, run, stream](std::string_view line) {
+            on_line(service, run, stream, line);
+        },
+        [this, service, &slot] {
+            // Destroying the reader inside its own callback is allowed; the entry itself
+            // is swept later, outside any callback of its readers.
+            // The reset destroys this very closure: it must be the last thing done.
+            m_pipes_to_sweep.push_back(service);
+            slot.reset();
+        });
+    if (auto started = slot->start(fd); !started) {
+        slot.reset();
+        log("warning", "cannot read the output of " + m_supervisor.service(service).name() + ": " +
+                           uv_strerror(started.error()));
+    }
+}
+
+void Daemon::on_line(std::size_t service, std::uint64_t run, core::Stream stream,
+                     std::string_view text) {
+    double wall = now().wall;
+    m_supervisor.on_output(service, run, stream, text, wall);
+    forward(m_supervisor.service(service), stream, text, wall);
+    if (m_control) {
+        m_control->publish_line(service, run, stream, text, wall);
+    }
+}
+
+void Daemon::forward(const core::Service& s, core::Stream stream, std::string_view text,
+                     double wall) {
+    OutputWriter& writer = stream == core::Stream::stdout_ ? m_stdout : m_stderr;
+    switch (s.spec().output.forward) {
+        case config::Forward::none:
+            return;
+        case config::Forward::raw:
+            writer.write_line(text);
+            return;
+        case config::Forward::prefix:
+            if (m_options.log_format == LogFormat::json) {
+                proto::json line = {{"at", wall},
+                                    {"service", s.name()},
+                                    {"stream", core::to_string(stream)},
+                                    {"text", text}};
+                std::string encoded = proto::to_line(line);
+                encoded.pop_back();
+                writer.write_line(encoded);
+            } else {
+                std::string line;
+                line.reserve(s.name().size() + 3 + text.size());
+                line.append(s.name()).append(" | ").append(text);
+                writer.write_line(line);
+            }
+            return;
+    }
+}
+
+std::vector<std::unique_ptr<Daemon::RunPipes>>& Daemon::pipes_of(std::size_t service) {
+    if (service >= m_pipes.size()) {
+        m_pipes.resize(std::max(service + 1, m_supervisor.size()));  // a reload added some
+    }
+    return m_pipes[service];
+}
+
+void Daemon::drain_pipes(std::size_t service) {
+    for (auto& pipes : pipes_of(service)) {
+        if (pipes->out) {
+            pipes->out->drain();
+        }
+        if (pipes->err) {
+            pipes->err->drain();
+        }
+    }
+    sweep_pipes(service);
+}
+
+void Daemon::sweep_pipes(std::size_t service) {
+    std::erase_if(pipes_of(service), [](const auto& p) { return p->done(); });
+}
+
+std::optional<std::string> Daemon::open_notify(std::size_t service, std::uint64_t run) {
+    const config::ServiceSpec& spec = m_supervisor.service(service).spec();
+    m_notify[service].reset();
+    if (!spec.ready.notify) {
+        return std::nullopt;
+    }
+    // Next to the control socket: a directory pkitd owns, short enough for sun_path.
+    std::string dir = m_options.socket_path.substr(0, m_options.socket_path.rfind('/') + 1);
+    std::string path = dir + "notify/" + spec.name + "." + std::to_string(run) + ".sock";
+    auto socket = NotifySocket::open(
+        m_loop, path,
+        [this, service, run](const NotifyMessage& message) {
+            // A READY=1 may beat the report pipe's end of file to the loop; the core
+            // takes messages only from a run whose pid it knows.
+            resolve_launches_of(service);
+            m_supervisor.on_notify(service, run, message, now());
+            pump();
+        },
+        notify_owner(spec));
+    if (!socket) {
+        log("warning", spec.name + ": cannot open its sd_notify socket: " + socket.error());
+        return std::nullopt;
+    }
+    m_notify[service] = std::move(*socket);
+    return path;
+}
+
+void Daemon::end_run(std::size_t service) {
+    m_probes.cancel(service);
+    m_notify[service].reset();
+}
+
+void Daemon::run_probe(const core::ProbeAction& action) {
+    const config::ServiceSpec& spec = m_supervisor.service(action.service).spec();
+    const config::ProbeSpec& probe =
+        action.purpose == core::ProbePurpose::ready ? spec.ready.probe : spec.health;
+    m_probes.run(
+        ProbeRequest{action.service, action.run, action.purpose, &probe, &spec, probe.timeout});
+}
+
+void Daemon::on_probe_result(std::size_t service, std::uint64_t run, core::ProbePurpose purpose,
+                             bool ok, const std::string& detail) {
+    const core::Service& s = m_supervisor.service(service);
+    if (!ok && purpose == core::ProbePurpose::health && s.run() == run) {
+        log("info", s.name() + ": liveness probe failed: " + detail);
+    }
+    m_supervisor.on_probe_result(service, run, purpose, ok, now());
+    pump();
+}
+
+void Daemon::cleanup_group(const core::CleanupGroupAction& action) {
+    // Nothing left in the group is the common case: one kill() finds out. The signal
+    // goes with SIGCONT in the order of the stop sequence (SPEC §7).
+    if (!stop_signal(action.pgid, action.signal, true)) {
+        return;
+    }
+    m_leftovers.push_back(Leftover{action.pgid, now().mono + action.grace, false});
+}
+
+void Daemon::prune_leftovers() {
+    std::erase_if(m_leftovers, [](const Leftover& left) {
+        return ::kill(-left.pgid, 0) != 0 && errno == ESRCH;
+    });
+    for (std::size_t service : m_pipes_to_sweep) {
+        sweep_pipes(service);
+    }
+    m_pipes_to_sweep.clear();
+    if (m_exit_status && m_leftovers.empty()) {
+        uv_stop(m_loop);
+    }
+}
+
+void Daemon::on_timer() {
+    ScopedFlag in_timer(m_in_timer);
+    core::Now t = now();
+    for (Leftover& left : m_leftovers) {
+        if (!left.killed && left.kill_at <= t.mono) {
+            left.killed = true;
+            signal_run(left.pgid, SIGKILL, true);
+        }
+    }
+    m_supervisor.on_time(t);
+    prune_leftovers();
+    pump();
+}
+
+void Daemon::arm_timer() {
+    std::optional<core::TimePoint> next = m_supervisor.next_deadline();
+    for (const Leftover& left : m_leftovers) {
+        if (!left.killed && (!next || left.kill_at < *next)) {
+            next = left.kill_at;
+        }
+    }
+    if (auto wait = m_control ? m_control->next_deadline() : std::nullopt;
+        wait && (!next || *wait < *next)) {
+        next = wait;  // a `wait` request's `within`
+    }
+    if (!next) {
+        m_timer.stop();
+        return;
+    }
+    auto left = *next - std::chrono::steady_clock::now();
+    // Round up: a timer that fires a hair early would only find nothing due and re-arm.
+    // A deadline already due waits 1 ms when the timer re-arms from its own callback:
+    // libuv (before 1.45) would run a 0 ms timer again in the same pass, before any I/O.
+    auto ms = std::chrono::ceil<std::chrono::milliseconds>(left).count();
+    std::int64_t least = m_in_timer ? 1 : 0;
+    m_timer.start(static_cast<std::uint64_t>(std::max<std::int64_t>(least, ms)),
+                  [this] { on_timer(); });
+}
+
+}  // namespace pkit::shell

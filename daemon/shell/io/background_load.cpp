@@ -1,0 +1,73 @@
+#include "daemon/shell/io/background_load.hpp"
+
+#include <memory>
+#include <optional>
+
+namespace pkit::shell {
+
+struct BackgroundLoad::Job {
+    uv_work_t req{};
+    std::string dir;
+    config::LoadOptions options;
+    Done done;
+    BackgroundLoad* owner = nullptr;  // null once detached
+    std::optional<config::LoadResult> result;
+};
+
+BackgroundLoad::~BackgroundLoad() {
+    if (m_job != nullptr) {
+        m_job->owner = nullptr;
+        // Not yet started: the after-work callback then runs with UV_ECANCELED and
+        // frees the job. Already running: it frees the job when the loop next runs.
+        (void)uv_cancel(reinterpret_cast<uv_req_t*>(&m_job->req));
+        m_job = nullptr;
+    }
+}
+
+std::expected<void, std::string> BackgroundLoad::start(std::string dir, config::LoadOptions options,
+                                                       Done done) {
+    auto job = std::make_unique<Job>();
+    job->req.data = job.get();
+    job->dir = std::move(dir);
+    job->options = options;
+    job->done = std::move(done);
+    job->owner = this;
+    int rc = uv_queue_work(m_loop, &job->req, &BackgroundLoad::work, &BackgroundLoad::after_work);
+    if (rc != 0) {
+        return std::unexpected(std::string(uv_strerror(rc)));
+    }
+    m_job = job.release();
+    return {};
+}
+
+// On a worker thread: touches only the job.
+void BackgroundLoad::work(uv_work_t* req) {
+    Job* job = static_cast<Job*>(req->data);
+    try {
+        job->result = config::load_tree(job->dir, job->options);
+    } catch (...) {
+        // load_tree() reports even resource exhaustion as a diagnostic; should
+        // anything escape it, the result stays empty and counts as a failed load.
+    }
+}
+
+// On the loop.
+void BackgroundLoad::after_work(uv_work_t* req, int status) {
+    std::unique_ptr<Job> job(static_cast<Job*>(req->data));
+    if (job->owner == nullptr) {
+        return;  // detached: nobody waits any more
+    }
+    job->owner->m_job = nullptr;
+    if (status != 0 || !job->result) {
+        std::string why = status != 0 ? uv_strerror(status) : "the loader failed";
+        job->result = std::unexpected(std::vector<config::Diagnostic>{
+            {job->dir, 1, 1, "cannot load the configuration: " + why}});
+    }
+    try {
+        job->done(std::move(*job->result));
+    } catch (...) {
+        // Never into libuv; `done` handles its own failures.
+    }
+}
+
+}  // namespace pkit::shell

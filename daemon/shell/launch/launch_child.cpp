@@ -1,0 +1,151 @@
+#include "daemon/shell/launch/launch_child.hpp"
+
+#include <fcntl.h>
+#include <grp.h>
+#include <sys/stat.h>
+#include <sys/syscall.h>
+#include <unistd.h>
+
+#include <cerrno>
+#include <climits>
+#include <csignal>
+
+// Only async-signal-safe calls below this line: no allocation, no stdio, no locks.
+
+namespace pkit::shell {
+
+namespace {
+
+[[noreturn]] void fail(int report_fd, ChildStage stage, int index = -1) {
+    ChildReport report;
+    report.stage = static_cast<int>(stage);
+    report.error = errno;
+    report.index = index;
+    ssize_t ignored = write(report_fd, &report, sizeof report);
+    (void)ignored;
+    _exit(127);
+}
+
+// Moves `fd` to a number >= 3 (close-on-exec) if it sits on 0, 1 or 2, so that the
+// dup2 calls onto the standard streams cannot clobber a source before it is used. Only
+// happens when pkitd was started with a standard stream closed.
+int above_stdio(int fd, int report_fd) {
+    if (fd >= 3) {
+        return fd;
+    }
+    int moved = fcntl(fd, F_DUPFD_CLOEXEC, 3);
+    if (moved < 0) {
+        fail(report_fd, ChildStage::setup);
+    }
+    return moved;
+}
+
+// glibc refuses its own internal signals (32, 33) with EINVAL, yet pkitd may have
+// inherited them ignored from whatever started it, and an ignored disposition survives
+// exec. The kernel call itself takes them; it is async-signal-safe.
+void reset_reserved_signal(int signo) {
+#if defined(__x86_64__)
+    struct KernelSigaction {
+        void (*handler)(int);
+        unsigned long flags;
+        void (*restorer)();
+        unsigned long mask;
+    };
+    KernelSigaction action{SIG_DFL, 0, nullptr, 0};
+    syscall(SYS_rt_sigaction, signo, &action, nullptr, sizeof action.mask);
+#else
+    (void)signo;
+#endif
+}
+
+void reset_signals() {
+    struct sigaction default_action {};
+    default_action.sa_handler = SIG_DFL;
+    sigemptyset(&default_action.sa_mask);
+    for (int signo = 1; signo < NSIG; ++signo) {
+        if (signo == SIGKILL || signo == SIGSTOP) {
+            continue;
+        }
+        if (sigaction(signo, &default_action, nullptr) != 0) {
+            reset_reserved_signal(signo);
+        }
+    }
+    sigset_t empty;
+    sigemptyset(&empty);
+    sigprocmask(SIG_SETMASK, &empty, nullptr);
+}
+
+// Closes every fd >= 3 but the report pipe, which must survive until execve (it is
+// close-on-exec itself). Closing here rather than marking the range close-on-exec
+// costs the same per fd, but leaves execve nothing to sweep; either way, with 2,000
+// inherited fds the copy made by fork is what this undoes.
+void close_inherited_fds(int report_fd) {
+    bool closed =
+        report_fd > 3 ? close_range(3, static_cast<unsigned>(report_fd) - 1, 0) == 0 : true;
+    if (closed && close_range(static_cast<unsigned>(report_fd) + 1, ~0U, 0) == 0) {
+        return;
+    }
+    // Kernels before 5.9: close one by one up to the fd limit.
+    rlimit limit{};
+    int max_fd = getrlimit(RLIMIT_NOFILE, &limit) == 0 && limit.rlim_cur != RLIM_INFINITY &&
+                         limit.rlim_cur < static_cast<rlim_t>(INT_MAX)
+                     ? static_cast<int>(limit.rlim_cur)
+                     : 65536;
+    for (int fd = 3; fd < max_fd; ++fd) {
+        if (fd != report_fd) {
+            close(fd);
+        }
+    }
+}
+
+}  // namespace
+
+void run_child(const ChildPlan& plan, ChildFds fds) {
+    int report_fd = above_stdio(fds.report_fd, fds.report_fd);
+    if (setsid() < 0) {
+        fail(report_fd, ChildStage::setup);
+    }
+    reset_signals();
+
+    int out_fd = above_stdio(fds.stdout_fd, report_fd);
+    int err_fd = above_stdio(fds.stderr_fd, report_fd);
+    int null_fd = open("/dev/null", O_RDONLY | O_CLOEXEC);
+    if (null_fd < 0) {
+        fail(report_fd, ChildStage::setup);
+    }
+    null_fd = above_stdio(null_fd, report_fd);
+    // dup2 clears close-on-exec on the target, so exactly 0, 1 and 2 survive execve.
+    if (dup2(null_fd, 0) < 0 || dup2(out_fd, 1) < 0 || dup2(err_fd, 2) < 0) {
+        fail(report_fd, ChildStage::setup);
+    }
+    close_inherited_fds(report_fd);
+
+    // Before the service's own rlimits, which may set nofile themselves.
+    if (plan.nofile && setrlimit(RLIMIT_NOFILE, &*plan.nofile) != 0) {
+        fail(report_fd, ChildStage::setup);
+    }
+    if (plan.umask) {
+        umask(*plan.umask);
+    }
+    for (std::size_t i = 0; i < plan.rlimits.size(); ++i) {
+        const ChildRlimit& entry = plan.rlimits[i];
+        if (setrlimit(static_cast<__rlimit_resource_t>(entry.resource), &entry.limit) != 0) {
+            fail(report_fd, ChildStage::rlimit, static_cast<int>(i));
+        }
+    }
+    if (!plan.cwd.empty() && chdir(plan.cwd.c_str()) != 0) {
+        fail(report_fd, ChildStage::cwd);
+    }
+    if (plan.change_credentials) {
+        // Groups first: once the uid is dropped, setgroups and setgid are no longer
+        // permitted.
+        if (setgroups(plan.groups.size(), plan.groups.data()) != 0 || setgid(plan.gid) != 0 ||
+            setuid(plan.uid) != 0) {
+            fail(report_fd, ChildStage::credentials);
+        }
+    }
+    execve(plan.path.c_str(), plan.argv.data(), plan.envp.data());
+    fail(report_fd, ChildStage::exec);
+}
+
+}  // namespace pkit::shell

@@ -1,0 +1,252 @@
+#include "daemon/shell/launch/launcher.hpp"
+
+#include <fcntl.h>
+#include <grp.h>
+#include <pwd.h>
+#include <sys/resource.h>
+#include <sys/stat.h>
+#include <sys/wait.h>
+#include <unistd.h>
+
+#include <cerrno>
+#include <csignal>
+#include <cstring>
+
+#include "daemon/shell/launch/launch_child.hpp"
+#include "daemon/shell/launch/launch_env.hpp"
+
+namespace pkit::shell {
+
+namespace {
+
+using config::LaunchError;
+
+struct Credentials {
+    bool change = false;
+    uid_t uid = 0;
+    gid_t gid = 0;
+    std::vector<gid_t> groups;
+    std::string label;  // the user (or group) as written, for messages
+};
+
+std::string principal_label(const config::Principal& principal) {
+    return principal.name ? *principal.name : std::to_string(principal.id.value_or(0));
+}
+
+// Resolves user and group in the parent, where getpwnam may allocate. A numeric user
+// without a passwd entry runs with pkitd's group and no supplementary groups, as
+// container runtimes do for `--user UID`.
+std::expected<Credentials, LaunchFailure> resolve_credentials(const config::ServiceSpec& spec) {
+    Credentials result;
+    if (!spec.user.set() && !spec.group.set()) {
+        return result;
+    }
+    result.uid = geteuid();
+    result.gid = getegid();
+    std::optional<gid_t> primary;
+    std::string account;
+    if (spec.user.set()) {
+        result.label = principal_label(spec.user);
+        const passwd* entry = spec.user.name ? getpwnam(spec.user.name->c_str())
+                                             : getpwuid(static_cast<uid_t>(*spec.user.id));
+        if (entry == nullptr && spec.user.name) {
+            return std::unexpected(
+                make_failure(LaunchError::bad_user, result.label, "unknown user"));
+        }
+        if (entry != nullptr) {
+            result.uid = entry->pw_uid;
+            primary = entry->pw_gid;
+            account = entry->pw_name;
+        } else {
+            result.uid = static_cast<uid_t>(*spec.user.id);
+        }
+    }
+    if (spec.group.set()) {
+        if (spec.group.name) {
+            const group* entry = getgrnam(spec.group.name->c_str());
+            if (entry == nullptr) {
+                return std::unexpected(
+                    make_failure(LaunchError::bad_user, *spec.group.name, "unknown group"));
+            }
+            result.gid = entry->gr_gid;
+        } else {
+            result.gid = static_cast<gid_t>(*spec.group.id);
+        }
+        if (result.label.empty()) {
+            result.label = principal_label(spec.group);
+        }
+    } else if (primary) {
+        result.gid = *primary;
+    }
+    result.groups.assign(1, result.gid);
+    if (!account.empty()) {
+        int count = 32;
+        result.groups.resize(static_cast<std::size_t>(count));
+        while (getgrouplist(account.c_str(), result.gid, result.groups.data(), &count) < 0) {
+            result.groups.resize(static_cast<std::size_t>(count) * 2);
+            count = static_cast<int>(result.groups.size());
+        }
+        result.groups.resize(static_cast<std::size_t>(count));
+    }
+    // Running as pkitd's own identity needs no change, and a non-root pkitd could not
+    // call setgroups anyway.
+    result.change = result.uid != geteuid() || result.gid != getegid();
+    return result;
+}
+
+// The soft RLIMIT_NOFILE pkitd was started with, once raise_nofile_limit() has raised
+// it: a fact about the process, set once before the first fork.
+std::optional<rlimit>& original_nofile() {
+    static std::optional<rlimit> value;
+    return value;
+}
+
+}  // namespace
+
+std::expected<StartedLaunch, LaunchFailure> start_launch(const LaunchRequest& request) {
+    const config::ServiceSpec& spec = *request.spec;
+    if (spec.command.empty()) {
+        return std::unexpected(make_failure(LaunchError::not_found, "\"\"", "empty command"));
+    }
+    auto env = build_environment(spec, request.extra_env);
+    if (!env) {
+        return std::unexpected(std::move(env.error()));
+    }
+    auto path = resolve_program(spec.command.front(), *env, spec.cwd);
+    if (!path) {
+        return std::unexpected(std::move(path.error()));
+    }
+    auto credentials = resolve_credentials(spec);
+    if (!credentials) {
+        return std::unexpected(std::move(credentials.error()));
+    }
+
+    ChildPlan plan;
+    plan.path = std::move(*path);
+    plan.cwd = spec.cwd.value_or("");
+    plan.argv.reserve(spec.command.size() + 1);
+    for (const auto& arg : spec.command) {
+        plan.argv.push_back(const_cast<char*>(arg.c_str()));
+    }
+    plan.argv.push_back(nullptr);
+    plan.envp.reserve(env->size() + 1);
+    for (auto& entry : *env) {
+        plan.envp.push_back(entry.data());
+    }
+    plan.envp.push_back(nullptr);
+    plan.umask =
+        spec.umask ? std::optional<mode_t>(static_cast<mode_t>(*spec.umask)) : std::nullopt;
+    plan.nofile = original_nofile();
+    for (const auto& limit : spec.rlimits) {
+        rlim_t value = limit.value ? static_cast<rlim_t>(*limit.value) : RLIM_INFINITY;
+        plan.rlimits.push_back({limit.resource, rlimit{value, value}});
+    }
+    plan.change_credentials = credentials->change;
+    plan.uid = credentials->uid;
+    plan.gid = credentials->gid;
+    plan.groups = credentials->groups;
+
+    int out[2] = {-1, -1};
+    int err[2] = {-1, -1};
+    int report[2] = {-1, -1};
+    // The report pipe is non-blocking at both ends: the child writes 12 bytes into an
+    // empty pipe, and the parent reads it from the loop.
+    if (pipe2(out, O_CLOEXEC) != 0 || pipe2(err, O_CLOEXEC) != 0 ||
+        pipe2(report, O_CLOEXEC | O_NONBLOCK) != 0) {
+        int error = errno;
+        close_fds({out[0], out[1], err[0], err[1], report[0], report[1]});
+        return std::unexpected(make_failure(LaunchError::resources, "pipe", std::strerror(error)));
+    }
+
+    // Every signal stays blocked from fork until the child has reset the dispositions:
+    // a signal landing in between would otherwise run pkitd's handler in the child and
+    // write into libuv's signal pipe, which the child shares with pkitd.
+    sigset_t all;
+    sigset_t saved;
+    sigfillset(&all);
+    pthread_sigmask(SIG_SETMASK, &all, &saved);
+    pid_t pid = fork();
+    if (pid == 0) {
+        run_child(plan, ChildFds{out[1], err[1], report[1]});
+    }
+    int fork_error = errno;
+    pthread_sigmask(SIG_SETMASK, &saved, nullptr);
+    close_fds({out[1], err[1], report[1]});
+    if (pid < 0) {
+        close_fds({out[0], err[0], report[0]});
+        return std::unexpected(
+            make_failure(LaunchError::resources, "fork", std::strerror(fork_error)));
+    }
+    fcntl(out[0], F_SETFL, O_NONBLOCK);
+    fcntl(err[0], F_SETFL, O_NONBLOCK);
+
+    StartedLaunch started{pid, out[0], err[0], report[0], {}};
+    started.context.path = std::move(plan.path);
+    started.context.cwd = std::move(plan.cwd);
+    started.context.user = std::move(credentials->label);
+    for (const auto& limit : spec.rlimits) {
+        started.context.rlimits.push_back(limit.name);
+    }
+    return started;
+}
+
+std::expected<Launched, LaunchFailure> launch(const LaunchRequest& request) {
+    auto started = start_launch(request);
+    if (!started) {
+        return std::unexpected(std::move(started.error()));
+    }
+    LaunchOutcome outcome = *read_launch_report(*started, true);
+    if (!outcome) {
+        int status = 0;
+        while (waitpid(started->pid, &status, 0) < 0 && errno == EINTR) {
+        }
+        return std::unexpected(std::move(outcome.error()));
+    }
+    return Launched{started->pid, started->stdout_fd, started->stderr_fd};
+}
+
+std::expected<void, int> raise_nofile_limit() {
+    rlimit limit{};
+    if (getrlimit(RLIMIT_NOFILE, &limit) != 0) {
+        return std::unexpected(errno);
+    }
+    if (!original_nofile()) {
+        original_nofile() = limit;
+    }
+    if (limit.rlim_cur == limit.rlim_max) {
+        return {};
+    }
+    limit.rlim_cur = limit.rlim_max;
+    if (setrlimit(RLIMIT_NOFILE, &limit) != 0) {
+        return std::unexpected(errno);
+    }
+    return {};
+}
+
+bool signal_run(pid_t pid, int signo, bool group) {
+    if (pid <= 1) {
+        return false;
+    }
+    return kill(group ? -pid : pid, signo) == 0;
+}
+
+bool stop_class_signal(int signo) {
+    return signo == SIGTSTP || signo == SIGTTIN || signo == SIGTTOU;
+}
+
+bool stop_signal(pid_t pid, int signo, bool group) {
+    if (signo == SIGKILL || signo == SIGCONT) {
+        return signal_run(pid, signo, group);
+    }
+    if (stop_class_signal(signo)) {
+        // SIGCONT discards a pending SIGTSTP, SIGTTIN or SIGTTOU: it must come first.
+        return signal_run(pid, SIGCONT, group) && signal_run(pid, signo, group);
+    }
+    bool sent = signal_run(pid, signo, group);
+    if (sent) {
+        signal_run(pid, SIGCONT, group);
+    }
+    return sent;
+}
+
+}  // namespace pkit::shell

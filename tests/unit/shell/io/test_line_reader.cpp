@@ -1,0 +1,173 @@
+// LineReader: lines split at 16 KiB, the last partial line kept, and a fast child
+// never held back.
+
+#include <fcntl.h>
+#include <sys/wait.h>
+#include <unistd.h>
+
+#include <memory>
+#include <string>
+
+#include "daemon/shell/io/line_reader.hpp"
+#include "daemon/shell/launch/launcher.hpp"
+#include "tests/unit/shell/shell_test.hpp"
+
+namespace pkit::shell::test {
+
+namespace {
+
+// A pipe whose write end the test fills; large enough for every case below.
+struct TestPipe {
+    int read_fd = -1;
+    int write_fd = -1;
+    TestPipe() {
+        int fds[2];
+        REQUIRE(pipe2(fds, O_CLOEXEC) == 0);
+        read_fd = fds[0];
+        write_fd = fds[1];
+        fcntl(write_fd, F_SETPIPE_SZ, 1024 * 1024);
+    }
+    ~TestPipe() { close_writer(); }
+    void write_all(const std::string& data) {
+        REQUIRE(write(write_fd, data.data(), data.size()) == static_cast<ssize_t>(data.size()));
+    }
+    void close_writer() {
+        if (write_fd >= 0) {
+            close(write_fd);
+            write_fd = -1;
+        }
+    }
+};
+
+struct Collected {
+    std::vector<std::string> lines;
+    int eofs = 0;
+};
+
+std::unique_ptr<LineReader> make_reader(TestLoop& loop, Collected& collected, int fd) {
+    auto reader = std::make_unique<LineReader>(
+        loop.get(), [&collected](std::string_view line) { collected.lines.emplace_back(line); },
+        [&collected] { ++collected.eofs; });
+    REQUIRE(reader->start(fd).has_value());
+    return reader;
+}
+
+}  // namespace
+
+TEST_CASE("lines over 16 KiB are split into 16 KiB pieces; a line of exactly 16 KiB is whole") {
+    TestLoop loop;
+    TestPipe pipe;
+    Collected collected;
+    auto reader = make_reader(loop, collected, pipe.read_fd);
+    const std::size_t max = LineReader::k_max_line;
+    pipe.write_all(std::string(max, 'a') + "\n" + std::string(max + 1, 'b') + "\n" +
+                   std::string(40000, 'c') + "\n\nshort\n");
+    pipe.close_writer();
+    REQUIRE(loop.run_until([&] { return collected.eofs == 1; }));
+    std::vector<std::size_t> sizes;
+    for (const auto& line : collected.lines) {
+        sizes.push_back(line.size());
+    }
+    CHECK(sizes == std::vector<std::size_t>{max, max, 1, max, max, 40000 - 2 * max, 0, 5});
+    CHECK(collected.lines[2] == "b");
+    CHECK(collected.lines.back() == "short");
+    reader.reset();
+    CHECK(loop.close() == 0);
+}
+
+TEST_CASE("a line arriving in pieces is joined, and a last line without newline is kept") {
+    TestLoop loop;
+    TestPipe pipe;
+    Collected collected;
+    auto reader = make_reader(loop, collected, pipe.read_fd);
+    pipe.write_all("par");
+    CHECK(!loop.run_until([&] { return !collected.lines.empty(); }, 50ms));
+    pipe.write_all("tial\nnext");
+    REQUIRE(loop.run_until([&] { return collected.lines.size() == 1; }));
+    CHECK(collected.lines[0] == "partial");
+    pipe.close_writer();
+    REQUIRE(loop.run_until([&] { return collected.eofs == 1; }));
+    CHECK(collected.lines == std::vector<std::string>{"partial", "next"});
+    CHECK(reader->at_eof());
+    reader.reset();
+    CHECK(loop.close() == 0);
+}
+
+TEST_CASE("drain reads what the pipe holds now, without running the loop") {
+    TestLoop loop;
+    TestPipe pipe;
+    Collected collected;
+    auto reader = make_reader(loop, collected, pipe.read_fd);
+    pipe.write_all("first\nsecond\nthird");
+    reader->drain();
+    CHECK(collected.lines == std::vector<std::string>{"first", "second"});
+    CHECK(collected.eofs == 0);
+    pipe.close_writer();
+    reader->drain();
+    CHECK(collected.lines == std::vector<std::string>{"first", "second", "third"});
+    CHECK(collected.eofs == 1);
+    reader.reset();
+    CHECK(loop.close() == 0);
+}
+
+TEST_CASE("a reader may be destroyed from its own line callback") {
+    TestLoop loop;
+    TestPipe pipe;
+    std::unique_ptr<LineReader> reader;
+    int lines = 0;
+    reader = std::make_unique<LineReader>(
+        loop.get(),
+        [&](std::string_view) {
+            ++lines;
+            reader.reset();
+        },
+        [] {});
+    REQUIRE(reader->start(pipe.read_fd).has_value());
+    pipe.write_all("one\ntwo\nthree\n");
+    REQUIRE(loop.run_until([&] { return reader == nullptr; }));
+    CHECK(lines == 1);
+    CHECK(loop.close() == 0);
+}
+
+TEST_CASE("100 MB of output goes through without holding the child back") {
+    TestLoop loop;
+    auto spec = make_spec(
+        {"/bin/sh", "-c", "yes 0123456789012345678901234567890123456789 | head -c 100000000"});
+    auto launched = launch(LaunchRequest{&spec, 1, {}});
+    REQUIRE(launched.has_value());
+    std::size_t bytes = 0;
+    std::size_t lines = 0;
+    int eofs = 0;
+    {
+        LineReader out(
+            loop.get(),
+            [&](std::string_view line) {
+                bytes += line.size() + 1;
+                ++lines;
+            },
+            [&] { ++eofs; });
+        LineReader err(
+            loop.get(), [](std::string_view) {}, [&] { ++eofs; });
+        REQUIRE(out.start(launched->stdout_fd).has_value());
+        REQUIRE(err.start(launched->stderr_fd).has_value());
+        auto started = std::chrono::steady_clock::now();
+        REQUIRE(loop.run_until([&] { return eofs == 2; }, 60s));
+        auto elapsed = std::chrono::duration<double>(std::chrono::steady_clock::now() - started);
+        MESSAGE("100 MB through LineReader in ", elapsed.count(), " s");
+        // The last line is cut by head, without newline: counted +1 above.
+        CHECK(bytes == 100000000 + 1);
+        CHECK(lines == 100000000 / 41 + 1);
+        int status = wait_for(launched->pid);
+        CHECK(WIFEXITED(status));
+        CHECK(WEXITSTATUS(status) == 0);
+    }
+    CHECK(loop.close() == 0);
+}
+
+TEST_CASE("an idle reader holds little memory") {
+    MESSAGE("sizeof(LineReader) = ", sizeof(LineReader),
+            ", sizeof(uv_pipe_t) = ", sizeof(uv_pipe_t));
+    CHECK(sizeof(LineReader) + sizeof(uv_pipe_t) < 512);
+}
+
+}  // namespace pkit::shell::test

@@ -1,0 +1,195 @@
+// OutputWriter: forwarding never blocks; a stalled reader costs dropped lines, counted
+// and reported once by a notice when the stream moves again.
+
+#include <fcntl.h>
+#include <unistd.h>
+
+#include <csignal>
+#include <fstream>
+#include <sstream>
+#include <thread>
+
+#include "daemon/shell/io/output_writer.hpp"
+#include "tests/unit/shell/shell_test.hpp"
+
+namespace pkit::shell::test {
+
+namespace {
+
+struct SmallPipe {
+    int read_fd = -1;
+    int write_fd = -1;
+    SmallPipe() {
+        int fds[2];
+        REQUIRE(pipe2(fds, O_CLOEXEC) == 0);
+        read_fd = fds[0];
+        write_fd = fds[1];
+        fcntl(write_fd, F_SETPIPE_SZ, 4096);
+        fcntl(read_fd, F_SETFL, O_NONBLOCK);
+    }
+    ~SmallPipe() {
+        close(read_fd);
+        close(write_fd);
+    }
+    // Appends whatever is readable now to `into`.
+    void drain(std::string& into) const {
+        char buffer[8192];
+        ssize_t n;
+        while ((n = read(read_fd, buffer, sizeof buffer)) > 0) {
+            into.append(buffer, static_cast<std::size_t>(n));
+        }
+    }
+};
+
+std::string numbered(int i) {
+    std::string line = "line " + std::to_string(i) + " ";
+    line.resize(99, '.');
+    return line;
+}
+
+std::vector<std::string> split_lines(const std::string& text) {
+    std::vector<std::string> lines;
+    std::istringstream stream(text);
+    std::string line;
+    while (std::getline(stream, line)) {
+        lines.push_back(line);
+    }
+    return lines;
+}
+
+}  // namespace
+
+TEST_CASE("a stalled pipe: lines queue up to the bound, then drop; one notice when it resumes") {
+    TestLoop loop;
+    SmallPipe pipe;
+    constexpr int k_lines = 1000;  // 100 KB against a 4 KiB pipe and a 16 KiB backlog
+    {
+        OutputWriter writer(loop.get(), pipe.write_fd, 16 * 1024);
+        CHECK(!writer.direct());
+        for (int i = 0; i < k_lines; ++i) {
+            writer.write_line(numbered(i));
+        }
+        CHECK(writer.queued_bytes() <= 16 * 1024);
+        CHECK(writer.queued_bytes() > 0);
+        std::uint64_t dropped = writer.dropped_lines();
+        CHECK(dropped > 0);
+        CHECK(writer.unreported_drops() == dropped);
+
+        // The reader comes back: everything queued arrives, then the notice.
+        std::string received;
+        const std::string notice =
+            "pkitd: dropped " + std::to_string(dropped) + " lines of forwarded output\n";
+        REQUIRE(loop.run_until([&] {
+            pipe.drain(received);
+            return received.ends_with(notice);
+        }));
+        CHECK(writer.notices_written() == 1);
+        CHECK(writer.unreported_drops() == 0);
+        CHECK(writer.queued_bytes() == 0);
+        writer.write_line("after");
+        REQUIRE(loop.run_until([&] {
+            pipe.drain(received);
+            return received.ends_with("after\n");
+        }));
+
+        auto lines = split_lines(received);
+        auto kept = static_cast<int>(lines.size()) - 2;
+        REQUIRE(kept > 0);
+        CHECK(kept + static_cast<int>(dropped) == k_lines);
+        for (int i = 0; i < kept; ++i) {
+            REQUIRE(lines[static_cast<std::size_t>(i)] == numbered(i));
+        }
+        CHECK(lines[static_cast<std::size_t>(kept)] + "\n" == notice);
+        CHECK(lines.back() == "after");
+    }
+    // The fd is blocking again, as whoever gave it to pkitd left it.
+    CHECK((fcntl(pipe.write_fd, F_GETFL) & O_NONBLOCK) == 0);
+    CHECK(loop.close() == 0);
+}
+
+TEST_CASE("flush_blocking waits, within its limit, for a slow reader to take the queue") {
+    TestLoop loop;
+    SmallPipe pipe;
+    {
+        OutputWriter writer(loop.get(), pipe.write_fd, 64 * 1024);
+        for (int i = 0; i < 200; ++i) {
+            writer.write_line(numbered(i));
+        }
+        REQUIRE(writer.queued_bytes() > 0);
+        CHECK(!writer.flush_blocking(20ms));  // nobody reads: gives up at the limit
+        std::string received;
+        std::thread reader([&] {
+            auto deadline = std::chrono::steady_clock::now() + 10s;
+            while (received.size() < 200 * 100 && std::chrono::steady_clock::now() < deadline) {
+                pipe.drain(received);
+                std::this_thread::yield();
+            }
+        });
+        CHECK(writer.flush_blocking(10s));
+        reader.join();
+        CHECK(split_lines(received).size() == 200);
+        CHECK(writer.dropped_lines() == 0);
+    }
+    CHECK(loop.close() == 0);
+}
+
+TEST_CASE("a regular file is written directly") {
+    TestLoop loop;
+    TempDir dir;
+    std::string path = dir.path() + "/out.log";
+    int fd = open(path.c_str(), O_WRONLY | O_CREAT | O_TRUNC | O_CLOEXEC, 0644);
+    REQUIRE(fd >= 0);
+    {
+        OutputWriter writer(loop.get(), fd);
+        CHECK(writer.direct());
+        writer.write_line("one");
+        writer.write_line("two");
+        CHECK(writer.queued_bytes() == 0);
+    }
+    close(fd);
+    std::ifstream file(path);
+    std::stringstream text;
+    text << file.rdbuf();
+    CHECK(text.str() == "one\ntwo\n");
+    CHECK(loop.close() == 0);
+}
+
+TEST_CASE("a pipe whose reader is gone drops lines without a notice") {
+    struct sigaction ignore {};
+    ignore.sa_handler = SIG_IGN;
+    struct sigaction saved {};
+    sigaction(SIGPIPE, &ignore, &saved);  // as pkitd does
+    TestLoop loop;
+    {
+        SmallPipe pipe;
+        close(pipe.read_fd);
+        pipe.read_fd = -1;
+        OutputWriter writer(loop.get(), pipe.write_fd);
+        writer.write_line("lost");
+        writer.write_line("lost too");
+        CHECK(writer.dropped_lines() == 2);
+        CHECK(writer.unreported_drops() == 0);
+        CHECK(writer.queued_bytes() == 0);
+    }
+    {
+        // The reader vanishes while lines are queued and some were already dropped.
+        SmallPipe pipe;
+        OutputWriter writer(loop.get(), pipe.write_fd, 8 * 1024);
+        for (int i = 0; i < 200; ++i) {
+            writer.write_line(numbered(i));
+        }
+        auto dropped = writer.dropped_lines();
+        REQUIRE(dropped > 0);
+        close(pipe.read_fd);
+        pipe.read_fd = -1;
+        CHECK(loop.run_until([&] { return writer.queued_bytes() == 0; }));
+        CHECK(writer.dropped_lines() == dropped);
+        CHECK(writer.notices_written() == 0);
+        writer.write_line("lost");
+        CHECK(writer.dropped_lines() == dropped + 1);
+    }
+    CHECK(loop.close() == 0);
+    sigaction(SIGPIPE, &saved, nullptr);
+}
+
+}  // namespace pkit::shell::test

@@ -1,0 +1,149 @@
+// Reaper: every child is reaped through waitpid(-1), including orphans that come to
+// pkitd as a subreaper and that it never started; a turn reaps at most one batch.
+
+#include <sys/wait.h>
+#include <unistd.h>
+
+#include <algorithm>
+#include <cstdlib>
+#include <map>
+#include <set>
+
+#include "daemon/shell/uv_handle.hpp"
+
+#include "daemon/shell/io/line_reader.hpp"
+#include "daemon/shell/launch/launcher.hpp"
+#include "daemon/shell/launch/reaper.hpp"
+#include "tests/unit/shell/shell_test.hpp"
+
+namespace pkit::shell::test {
+
+namespace {
+
+// Starts `/bin/true` and waits until it has exited, without reaping it.
+pid_t exited_child() {
+    static const auto spec = make_spec({"/bin/true"});
+    auto launched = launch(LaunchRequest{&spec, 1, {}});
+    REQUIRE(launched.has_value());
+    close(launched->stdout_fd);
+    close(launched->stderr_fd);
+    siginfo_t info{};
+    REQUIRE(waitid(P_PID, static_cast<id_t>(launched->pid), &info, WEXITED | WNOWAIT) == 0);
+    return launched->pid;
+}
+
+}  // namespace
+
+TEST_CASE("as a subreaper, the reaper reaps a double-forked grandchild and reports its pid") {
+    REQUIRE(become_subreaper_unless_pid1().has_value());
+    TestLoop loop;
+    std::map<pid_t, int> reaped;
+    {
+        Reaper reaper(loop.get(), [&](pid_t pid, int status) { reaped[pid] = status; });
+        REQUIRE(reaper.start().has_value());
+
+        // The shell prints the pid of a background child and exits at once, orphaning it.
+        auto spec = make_spec({"/bin/sh", "-c", "sleep 0.2 >/dev/null 2>&1 & echo $!; exit 7"});
+        auto launched = launch(LaunchRequest{&spec, 1, {}});
+        REQUIRE(launched.has_value());
+        pid_t grandchild = -1;
+        LineReader out(
+            loop.get(), [&](std::string_view line) { grandchild = std::atoi(line.data()); }, [] {});
+        LineReader err(
+            loop.get(), [](std::string_view) {}, [] {});
+        REQUIRE(out.start(launched->stdout_fd).has_value());
+        REQUIRE(err.start(launched->stderr_fd).has_value());
+
+        CHECK(loop.run_until([&] {
+            return reaped.contains(launched->pid) && grandchild > 0 && reaped.contains(grandchild);
+        }));
+        CHECK(WEXITSTATUS(reaped[launched->pid]) == 7);
+        CHECK(WIFEXITED(reaped[grandchild]));
+        CHECK(WEXITSTATUS(reaped[grandchild]) == 0);
+        CHECK(reaped.size() == 2);
+    }
+    CHECK(loop.close() == 0);
+}
+
+TEST_CASE("reap_now drains children that exited before anything watched SIGCHLD") {
+    TestLoop loop;
+    std::vector<pid_t> started;
+    auto spec = make_spec({"/bin/sh", "-c", "exit 0"});
+    for (int i = 0; i < 3; ++i) {
+        auto launched = launch(LaunchRequest{&spec, 1, {}});
+        REQUIRE(launched.has_value());
+        close(launched->stdout_fd);
+        close(launched->stderr_fd);
+        started.push_back(launched->pid);
+        // Wait for the exit without reaping it.
+        siginfo_t info{};
+        REQUIRE(waitid(P_PID, static_cast<id_t>(launched->pid), &info, WEXITED | WNOWAIT) == 0);
+    }
+    std::vector<pid_t> reaped;
+    Reaper reaper(loop.get(), [&](pid_t pid, int) { reaped.push_back(pid); });
+    CHECK(reaper.reap_now() == 3);
+    std::sort(reaped.begin(), reaped.end());
+    std::sort(started.begin(), started.end());
+    CHECK(reaped == started);
+    CHECK(reaper.reap_now() == 0);  // ECHILD: nothing left, and no blocking
+}
+
+TEST_CASE("a batch reaps at most its size, the rest at the next turns without a SIGCHLD") {
+    TestLoop loop;
+    std::set<pid_t> started;
+    for (int i = 0; i < 5; ++i) {
+        started.insert(exited_child());
+    }
+    std::set<pid_t> reaped;
+    {
+        // Not started: no SIGCHLD is watched, only the continuation can reap.
+        Reaper reaper(
+            loop.get(), [&](pid_t pid, int) { reaped.insert(pid); }, 2);
+        CHECK(reaper.reap_batch() == 2);
+        CHECK(reaper.continuing());
+        uv_run(loop.get(), UV_RUN_NOWAIT);
+        CHECK(reaped.size() == 4);
+        CHECK(reaper.continuing());
+        uv_run(loop.get(), UV_RUN_NOWAIT);
+        CHECK(reaped == started);
+        CHECK(!reaper.continuing());  // the last batch was not full
+    }
+    CHECK(loop.close() == 0);
+}
+
+TEST_CASE("children exiting as fast as they are reaped leave the loop its timers") {
+    // The worst case of a crash loop: each reaped child is replaced at once by one that
+    // has already exited when the callback returns, so there is always one to reap.
+    TestLoop loop;
+    constexpr int k_storm = 60;
+    int reaped = 0;
+    int ticks = 0;
+    int ticks_at_first = -1;
+    int ticks_at_last = -1;
+    {
+        Timer ticker(loop.get());
+        ticker.start(
+            0, [&] { ++ticks; }, 1);
+        Reaper reaper(
+            loop.get(),
+            [&](pid_t, int) {
+                if (ticks_at_first < 0) {
+                    ticks_at_first = ticks;
+                }
+                ticks_at_last = ticks;
+                if (++reaped < k_storm) {
+                    exited_child();
+                }
+            },
+            4);
+        REQUIRE(reaper.start().has_value());
+        exited_child();
+        CHECK(loop.run_until([&] { return reaped >= k_storm && !reaper.continuing(); }));
+    }
+    // Unbounded, the whole storm would have been reaped inside one callback, with no
+    // timer in between.
+    CHECK(ticks_at_last > ticks_at_first);
+    CHECK(loop.close() == 0);
+}
+
+}  // namespace pkit::shell::test
