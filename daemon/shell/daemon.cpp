@@ -6,6 +6,7 @@
 #include <algorithm>
 #include <cerrno>
 #include <cstring>
+#include <variant>
 
 #include "config/loader.hpp"
 #include "daemon/shell/control.hpp"
@@ -160,32 +161,35 @@ void Daemon::pump() {
     }
 }
 
+// One overload per action type: a new type in core::Action fails to compile here
+// instead of being ignored.
 void Daemon::execute(const core::Action& action) {
-    if (const auto* a = std::get_if<core::SpawnAction>(&action)) {
-        if (m_reaping) {
-            // A restart due at once: forked from inside the reaping, children exiting
-            // before it ends would keep it from ever returning to the loop. The core
-            // sees no difference: the run is launched, its pid known later.
-            m_spawns_due.push_back(*a);
-            pump_soon();
-        } else {
-            spawn(a->service, a->run);
+    struct Executor {
+        Daemon& d;
+        void operator()(const core::SpawnAction& a) const {
+            if (d.m_reaping) {
+                // A restart due at once: forked from inside the reaping, children exiting
+                // before it ends would keep it from ever returning to the loop. The core
+                // sees no difference: the run is launched, its pid known later.
+                d.m_spawns_due.push_back(a);
+                d.pump_soon();
+            } else {
+                d.spawn(a.service, a.run);
+            }
         }
-    } else if (const auto* a = std::get_if<core::SignalAction>(&action)) {
-        if (a->then_cont) {
-            stop_signal(a->pid, a->signal, a->group);
-        } else {
-            signal_run(a->pid, a->signal, a->group);
+        void operator()(const core::SignalAction& a) const {
+            if (a.then_cont) {
+                d.stop_signal(a.pid, a.signal, a.group);
+            } else {
+                d.signal_run(a.pid, a.signal, a.group);
+            }
         }
-    } else if (const auto* a = std::get_if<core::CleanupGroupAction>(&action)) {
-        cleanup_group(*a);
-    } else if (const auto* a = std::get_if<core::ProbeAction>(&action)) {
-        run_probe(*a);
-    } else if (const auto* a = std::get_if<core::EmitAction>(&action)) {
-        emit(a->event);
-    } else if (const auto* a = std::get_if<core::ExitAction>(&action)) {
-        finish(a->status);
-    }
+        void operator()(const core::CleanupGroupAction& a) const { d.cleanup_group(a); }
+        void operator()(const core::ProbeAction& a) const { d.run_probe(a); }
+        void operator()(const core::EmitAction& a) const { d.emit(a.event); }
+        void operator()(const core::ExitAction& a) const { d.finish(a.status); }
+    };
+    std::visit(Executor{*this}, action);
 }
 
 void Daemon::emit(const core::Event& event) {

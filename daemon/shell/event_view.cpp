@@ -8,15 +8,11 @@ namespace pkit::shell {
 
 namespace {
 
-double seconds(core::Duration d) {
-    return config::to_seconds(d);
-}
-
 // "0.25s", "3s", "1m30s": short and exact enough for a log line.
 std::string short_duration(core::Duration d) {
     if (d < std::chrono::seconds(10)) {
         char buf[32];
-        std::snprintf(buf, sizeof buf, "%.3gs", seconds(d));
+        std::snprintf(buf, sizeof buf, "%.3gs", config::to_seconds(d));
         return buf;
     }
     return config::format_duration(d);
@@ -27,7 +23,7 @@ proto::json exit_fields(const core::ExitRecord& exit) {
     j["code"] = exit.code ? proto::json(*exit.code) : proto::json(nullptr);
     j["signal"] =
         exit.signal ? proto::json(config::signal_name(*exit.signal)) : proto::json(nullptr);
-    j["duration"] = seconds(exit.duration);
+    j["duration"] = config::to_seconds(exit.duration);
     j["timed_out"] = exit.timed_out;
     j["killed_by"] = exit.killed_by == core::KilledBy::none
                          ? proto::json(nullptr)
@@ -41,7 +37,7 @@ proto::ExitInfo exit_info(const core::ExitRecord& exit) {
     if (exit.signal) {
         info.signal = config::signal_name(*exit.signal);
     }
-    info.duration = seconds(exit.duration);
+    info.duration = config::to_seconds(exit.duration);
     info.at = exit.at;
     info.timed_out = exit.timed_out;
     if (exit.killed_by != core::KilledBy::none) {
@@ -85,11 +81,11 @@ proto::json event_json(const core::Event& event) {
                                                    : proto::json(nullptr);
             break;
         case core::EventType::restarting:
-            j["delay"] = seconds(event.delay);
+            j["delay"] = config::to_seconds(event.delay);
             j["restart"] = event.restart;
             break;
         case core::EventType::storm_pause:
-            j["pause"] = seconds(event.delay);
+            j["pause"] = config::to_seconds(event.delay);
             break;
         case core::EventType::health:
             j["status"] = event.reason;
@@ -175,7 +171,7 @@ proto::ServiceStatus service_status(const core::Service& s, core::Now now) {
         st.started_at = s.started_wall();
     }
     if (s.has_process() && s.started_at()) {
-        st.uptime = seconds(now.mono - *s.started_at());
+        st.uptime = config::to_seconds(now.mono - *s.started_at());
     }
     st.ready = s.ready();
     st.restarts = s.restarts();
@@ -185,7 +181,7 @@ proto::ServiceStatus service_status(const core::Service& s, core::Now now) {
         st.stopped = std::string(core::to_string(*s.stopped_reason()));
     }
     if (s.restart_at()) {
-        st.next_restart_in = std::max(0.0, seconds(*s.restart_at() - now.mono));
+        st.next_restart_in = std::max(0.0, config::to_seconds(*s.restart_at() - now.mono));
     }
     if (s.last_exit()) {
         st.last_exit = exit_info(*s.last_exit());
@@ -196,9 +192,9 @@ proto::ServiceStatus service_status(const core::Service& s, core::Now now) {
     }
     st.notify_status = s.notify_status();
     st.type = std::string(config::to_string(s.spec().type));
-    st.stop_timeout = seconds(s.spec().stop.timeout);
+    st.stop_timeout = config::to_seconds(s.spec().stop.timeout);
     if (s.spec().ready.enabled()) {
-        st.ready_timeout = seconds(s.spec().ready.timeout);
+        st.ready_timeout = config::to_seconds(s.spec().ready.timeout);
     }
     return st;
 }

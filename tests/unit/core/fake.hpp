@@ -13,6 +13,7 @@
 #include <vector>
 
 #include "config/model.hpp"
+#include "config/values.hpp"
 #include "daemon/core/service.hpp"
 #include "daemon/core/supervisor.hpp"
 #include "daemon/core/types.hpp"
@@ -33,16 +34,14 @@ inline TimePoint mono(double seconds) {
     return at(seconds).mono;
 }
 
-inline double seconds(Duration d) {
-    return std::chrono::duration<double>(d).count();
-}
+using config::to_seconds;
 
 // Seconds since the fake epoch, for deadlines.
 inline std::optional<double> seconds(std::optional<TimePoint> t) {
     if (!t) {
         return std::nullopt;
     }
-    return seconds(t->time_since_epoch());
+    return to_seconds(t->time_since_epoch());
 }
 
 // Wait statuses as waitpid reports them.
