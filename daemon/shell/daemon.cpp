@@ -1,6 +1,7 @@
 #include "daemon/shell/daemon.hpp"
 
 #include <signal.h>
+#include <sys/wait.h>
 #include <unistd.h>
 
 #include <algorithm>
@@ -22,6 +23,17 @@ namespace {
 core::Now read_clock() {
     auto wall = std::chrono::system_clock::now().time_since_epoch();
     return core::Now{std::chrono::steady_clock::now(), std::chrono::duration<double>(wall).count()};
+}
+
+// The one place a run's wait status is decoded: the core takes the result.
+core::ProcessExit decode_wait_status(int wait_status) {
+    core::ProcessExit exit;
+    if (WIFEXITED(wait_status)) {
+        exit.code = WEXITSTATUS(wait_status);
+    } else if (WIFSIGNALED(wait_status)) {
+        exit.signal = WTERMSIG(wait_status);
+    }
+    return exit;
 }
 
 }  // namespace
@@ -237,7 +249,7 @@ void Daemon::on_child(pid_t pid, int wait_status) {
         drain_pipes(*service);
         end_run(*service);
     }
-    if (!m_supervisor.on_exit(pid, wait_status, now())) {
+    if (!m_supervisor.on_exit(pid, decode_wait_status(wait_status), now())) {
         ++m_orphans;
     }
     prune_leftovers();

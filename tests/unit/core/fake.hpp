@@ -44,12 +44,12 @@ inline std::optional<double> seconds(std::optional<TimePoint> t) {
     return to_seconds(t->time_since_epoch());
 }
 
-// Wait statuses as waitpid reports them.
-inline int exited(int code) {
-    return (code & 0xff) << 8;
+// How a main process ended, as the shell decodes its wait status.
+inline ProcessExit exited(int code) {
+    return ProcessExit{code & 0xff, std::nullopt};
 }
-inline int killed(int signal) {
-    return signal & 0x7f;
+inline ProcessExit killed(int signal) {
+    return ProcessExit{std::nullopt, signal};
 }
 
 // A pattern known to be valid (an invalid one throws: a test bug).
@@ -182,7 +182,7 @@ struct Driver {
         svc.on_spawned(svc.run(), pid, now, out);
         return pid;
     }
-    void exit(Now now, int wait_status) { svc.on_exit(svc.run(), wait_status, now, out, 0.5); }
+    void exit(Now now, const ProcessExit& status) { svc.on_exit(svc.run(), status, now, out, 0.5); }
     void fail_launch(Now now, config::LaunchError kind, std::string message) {
         svc.on_launch_failed(svc.run(), LaunchFailure{kind, std::move(message)}, now, out, 0.5);
     }
