@@ -191,9 +191,9 @@ void Daemon::execute(const core::Action& action) {
         }
         void operator()(const core::SignalAction& a) const {
             if (a.then_cont) {
-                d.stop_signal(a.pid, a.signal, a.group);
+                stop_signal(a.pid, a.signal, a.group);
             } else {
-                d.signal_run(a.pid, a.signal, a.group);
+                signal_run(a.pid, a.signal, a.group);
             }
         }
         void operator()(const core::CleanupGroupAction& a) const { d.cleanup_group(a); }
