@@ -181,9 +181,6 @@ public:
     const std::optional<std::string>& notify_status() const { return m_notify_status; }
 
     int restarts() const { return m_restarts; }
-    // Crashes over the service's life: the Supervisor feeds each new one to the
-    // daemon-wide storm score.
-    std::uint64_t crashes() const { return m_crashes; }
     // Crashes since the counters were last made fresh (start, reload): a metric's counter.
     std::uint64_t crashes_counted() const { return m_crashes - m_crashes_at_reset; }
     // An automatic restart has been decided and the run not launched yet.
