@@ -8,10 +8,6 @@ namespace pkit::core {
 
 namespace {
 
-double seconds(Duration d) {
-    return std::chrono::duration<double>(d).count();
-}
-
 std::string fixed(double value) {
     char buf[32];
     std::snprintf(buf, sizeof buf, "%.1f", value);
@@ -59,7 +55,8 @@ std::string dependency_words(const Supervisor& supervisor, const std::string& na
         case State::starting:
             if (job && d.started_at()) {
                 return name + " to finish (running for " +
-                       std::to_string(static_cast<long long>(seconds(now.mono - *d.started_at()))) +
+                       std::to_string(
+                           static_cast<long long>(config::to_seconds(now.mono - *d.started_at()))) +
                        " s)";
             }
             break;
@@ -123,7 +120,9 @@ Explanation explain(const Supervisor& supervisor, std::size_t index, Now now) {
             e.text = "run " + std::to_string(s.run()) + " is being stopped.";
             break;
         case State::backoff: {
-            double in = s.restart_at() ? std::max(0.0, seconds(*s.restart_at() - now.mono)) : 0.0;
+            double in = s.restart_at()
+                            ? std::max(0.0, config::to_seconds(*s.restart_at() - now.mono))
+                            : 0.0;
             fact("next_restart_in", in);
             e.text = "restart " + std::to_string(s.restarts()) + " in " + fixed(in) +
                      " s: backoff step " + std::to_string(d.backoff_step) + window_words(s, d) +
@@ -131,7 +130,9 @@ Explanation explain(const Supervisor& supervisor, std::size_t index, Now now) {
             break;
         }
         case State::storm_pause: {
-            double in = s.restart_at() ? std::max(0.0, seconds(*s.restart_at() - now.mono)) : 0.0;
+            double in = s.restart_at()
+                            ? std::max(0.0, config::to_seconds(*s.restart_at() - now.mono))
+                            : 0.0;
             fact("next_restart_in", in);
             if (s.held_by_daemon()) {
                 fact("daemon_storm_score", supervisor.daemon_storm_score(now.mono));

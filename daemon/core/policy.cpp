@@ -9,10 +9,6 @@ namespace pkit::core {
 
 namespace {
 
-double seconds(Duration d) {
-    return std::chrono::duration<double>(d).count();
-}
-
 bool contains(const std::vector<int>& values, int value) {
     return std::find(values.begin(), values.end(), value) != values.end();
 }
@@ -20,10 +16,10 @@ bool contains(const std::vector<int>& values, int value) {
 }  // namespace
 
 Duration backoff_delay(const config::RestartSpec& spec, int step, double u01) {
-    double base = seconds(spec.backoff_initial) * std::pow(spec.backoff_factor, step);
-    double capped = std::min(base, seconds(spec.max_backoff));
+    double base = config::to_seconds(spec.backoff_initial) * std::pow(spec.backoff_factor, step);
+    double capped = std::min(base, config::to_seconds(spec.max_backoff));
     if (!std::isfinite(capped)) {
-        capped = seconds(spec.max_backoff);
+        capped = config::to_seconds(spec.max_backoff);
     }
     double j = spec.jitter ? 0.5 + std::clamp(u01, 0.0, 1.0) : 1.0;
     return std::chrono::duration_cast<Duration>(std::chrono::duration<double>(capped * j));
@@ -33,8 +29,8 @@ double StormScore::value(TimePoint now, Duration half_life) const {
     if (m_score == 0.0 || half_life <= Duration::zero()) {
         return m_score;
     }
-    double elapsed = std::max(0.0, seconds(now - m_at));
-    return m_score * std::exp2(-elapsed / seconds(half_life));
+    double elapsed = std::max(0.0, config::to_seconds(now - m_at));
+    return m_score * std::exp2(-elapsed / config::to_seconds(half_life));
 }
 
 bool StormScore::add_crash(TimePoint now, const config::StormSpec& spec) {

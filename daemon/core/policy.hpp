@@ -25,7 +25,6 @@ public:
     // Adds one crash at `now`. Returns true when that brings the score to `threshold`
     // or above, in which case the score goes back to 0 (the pause has been taken).
     bool add_crash(TimePoint now, const config::StormSpec& spec);
-    void reset() { *this = StormScore{}; }
 
 private:
     double m_score = 0.0;

@@ -1,28 +1,78 @@
 #pragma once
 // The state machine of one service (SPEC §3, §5, §7). Events come in as method calls
-// with an explicit `now`; effects go out as Actions appended to the caller's list.
+// with an explicit `now`; effects go out as Actions appended to the caller's list, and
+// what the Supervisor must know of an input's effect comes back as an Outcome.
 // No clock reads, no I/O, no libuv: the Supervisor drives it and the shell executes.
 //
-//   state \ event  want_up     launch    spawned   exit(own)        time             stop
-//   waiting        -           starting  -         -                -                stopped
-//   starting       -           -         running*  gates            run timeout      stopping
-//   running        -           -         -         gates            run timeout      stopping
-//   stopping       (restart)   -         -         stopped|waiting  SIGKILL          (tighten)
-//   backoff        waiting     -         -         -                waiting          stopped
-//   storm_pause    waiting     -         -         -                waiting          stopped
-//   stopped        waiting     -         -         -                -                -
-//   done / failed  waiting     -         -         -                -                -
+// Phases (the private, finer form of SPEC §3's State that state() reports):
+//   waiting       wanted up; the Supervisor launches it once `after` is satisfied
+//   restart_due   waiting, for an automatic restart whose delay is over
+//   starting      launched; pid known once spawned; ready probes/notify pending
+//   cancelled     starting, but a stop came before the spawn was reported (pid 0)
+//   running       spawned (and ready, unless a [ready] or a oneshot says otherwise)
+//   stopping      its stop signal sent; SIGKILL at the `kill` deadline
+//   backoff       an automatic restart decided, waiting out its delay
+//   storm_pause   the same, delayed by this service's own storm guard
+//   storm_hold    the same, held by the daemon-wide storm guard (state storm_pause)
+//   stopped / done / failed   supervision ended (SPEC §5 `stopped` says why)
 //
-//   * running once ready; without [ready] a run is ready as soon as its exec succeeded.
-//     A oneshot job (type = "oneshot") is running but never ready while its run lasts:
-//     it satisfies its dependents only once it is done.
-//   "gates": SPEC §3's order decides done | failed | backoff | storm_pause.
-//   A launch failure is a completed run that never had a process: it goes through the
-//   gates too. An exit or a timer for a run other than the current one is ignored.
+// Every input, by phase ("-": ignored; [x] a deadline; → the next phase):
+//   input              in                       transition and actions
+//   want_up            stopped/done/failed      → waiting (fresh: counters reset)
+//                      backoff/storm_*          → waiting (the rest of the wait skipped)
+//                      stopping/cancelled       after the exit: relaunch
+//   launch             waiting/restart_due      → starting; Spawn
+//   spawned            starting                 Emit started; [run_timeout]; → running
+//                                               (no [ready]: ready; oneshot: not ready)
+//                                               or [ready_timeout] [ready_probe]
+//                      cancelled                Emit started; → stopping (operator)
+//   launch failed      starting                 Emit exited; the gates (below)
+//                      cancelled                Emit exited; → stopped | waiting
+//   exit               stopping by operator,    Emit exited [Cleanup]; → stopped
+//                      or shutting down           (Emit stopped) | waiting (relaunch)
+//                      starting/running/        Emit exited [Cleanup]; the gates:
+//                      stopping (pkitd's kill)    → done | failed (Emit stopped, gave_up,
+//                                                 restarts_exhausted) | backoff |
+//                                                 storm_pause (Emit storm_pause) |
+//                                                 restart_due (no delay); Emit restarting
+//   probe (ready)      starting                 ok: ready, → running (Emit ready);
+//                                               failed: [ready_probe] again
+//   probe (health)     running                  health streak; `failures` in a row:
+//                                               Emit liveness_kill, → stopping
+//   notify             starting                 READY=1: as a ready probe's success;
+//                                               EXTEND_TIMEOUT_USEC: [ready_timeout] later
+//                      running                  WATCHDOG=1: [watchdog] again, healthy
+//   deadline           starting                 [run_timeout], [ready_timeout]: → stopping;
+//                                               [ready_probe]: Probe
+//                      running                  [run_timeout]: → stopping; [health_probe]:
+//                                               Probe; [watchdog]: one failed probe
+//                      stopping                 [kill]: SIGKILL
+//                      backoff/storm_*          [restart]: → restart_due
+//   stop (operator)    starting/running         Signal; → stopping; [kill]
+//                      starting with pid 0      → cancelled (acted on when spawned/failed)
+//                      stopping                 a pkitd kill becomes an operator stop
+//                      waiting/restart_due/     → stopped (Emit stopped), or waiting for
+//                      backoff/storm_*            a restart (after = relaunch)
+//                      stopped/done/failed      restart: as want_up (fresh)
+//   group restart      starting/running (pid)   counted in restarts; as a restart
+//   root restart       any                      counted; fresh policy; a process is
+//                                               stopped and relaunched, else → waiting
+//   reload             no process               new spec, fresh counters
+//   shutdown           any                      no restart, no gates from now on; then
+//                                               stop (after = shutdown), with the deadline
+//   kill_now           a process                SIGKILL; → stopping (no crash follows)
+//   storm hold         restart_due/backoff/     → storm_hold [restart] = the pause's end
+//                      storm_pause                (or storm_pause if its own ends later)
+//
+//   "The gates": SPEC §3's order decides done | failed | backoff | storm_pause. A
+//   launch failure is a completed run that never had a process: it goes through the
+//   gates too. An exit, probe result or notify for a run other than the current one is
+//   ignored. Each deadline is armed only in the phases that dispatch it above.
 //
 // `desired` (up/down) is kept apart from the state: "stopped by the operator" is
 // desired = down, and a run being stopped knows what follows its exit (`m_after_stop`).
 
+#include <array>
 #include <cstdint>
 #include <optional>
 #include <string>
@@ -39,24 +89,39 @@ using Actions = std::vector<Action>;
 // What happens once a run that pkitd is stopping has exited.
 enum class AfterStop { stay_stopped, relaunch, shutdown };
 
+// What an input did that the Supervisor acts on (the storm score, the group's
+// intensity and strategy, escalation), so that it never compares counters.
+struct Outcome {
+    struct Ended {
+        StopReason reason;
+        State state;  // stopped, done or failed
+    };
+    bool crashed = false;             // a run ended as a crash (SPEC §3)
+    std::optional<Duration> restart;  // an automatic restart was decided, after this delay
+    std::optional<Ended> ended;       // supervision ended
+    bool ready_changed = false;       // the run became ready, or a ready run ended
+};
+
 class Service {
 public:
     Service(config::ServiceSpec spec, std::size_t index, std::optional<std::string> group);
 
-    // --- Inputs ------------------------------------------------------------------
+    // --- Inputs (see the table above) ----------------------------------------------
     // The operator (or autostart) wants the service up. `fresh` clears the counters
     // (a start of a stopped, done or failed service). Leaves it `waiting`: the
     // Supervisor launches it once its dependencies are satisfied.
     void want_up(Now now, Actions& out, bool fresh);
     // Starts run `run() + 1` (SpawnAction). Only from `waiting`.
     void launch(Now now, Actions& out);
-    void on_spawned(std::uint64_t run, pid_t pid, Now now, Actions& out);
-    void on_launch_failed(std::uint64_t run, const LaunchFailure& failure, Now now, Actions& out,
-                          double u01);
-    // The main process of `run` exited with `wait_status` (as from waitpid).
-    void on_exit(std::uint64_t run, int wait_status, Now now, Actions& out, double u01);
-    // Fires whatever deadline is due at `now`.
-    void on_time(Now now, Actions& out);
+    Outcome on_spawned(std::uint64_t run, pid_t pid, Now now, Actions& out);
+    Outcome on_launch_failed(std::uint64_t run, const LaunchFailure& failure, Now now, Actions& out,
+                             double u01);
+    // The main process of `run` ended (the shell decoded its wait status). With a
+    // `cleanup_by` (the shutdown deadline), what remains of its group is killed by then.
+    Outcome on_exit(std::uint64_t run, const ProcessExit& exit, Now now, Actions& out, double u01,
+                    std::optional<TimePoint> cleanup_by = std::nullopt);
+    // Fires whatever deadline of the current phase is due at `now`.
+    Outcome on_time(Now now, Actions& out);
     // Stops the service: a run gets its stop signal, a pending restart is cancelled.
     // `deadline` (shutdown_timeout) caps the SIGKILL escalation.
     void stop(Now now, Actions& out, AfterStop after, std::optional<TimePoint> deadline);
@@ -85,16 +150,17 @@ public:
     void record_output(std::uint64_t run, Stream stream, std::string_view text, double wall);
     // The result of a ProbeAction. Results for another run, or that arrive in a state
     // where they mean nothing (a ready probe of a run already ready), are ignored.
-    void on_probe_result(std::uint64_t run, ProbePurpose purpose, bool ok, Now now, Actions& out);
+    Outcome on_probe_result(std::uint64_t run, ProbePurpose purpose, bool ok, Now now,
+                            Actions& out);
     // An sd_notify datagram from run `run` (the shell has checked the sender).
-    void on_notify(std::uint64_t run, const NotifyMessage& message, Now now, Actions& out);
+    Outcome on_notify(std::uint64_t run, const NotifyMessage& message, Now now, Actions& out);
 
     // --- Queries -----------------------------------------------------------------
     const config::ServiceSpec& spec() const { return m_spec; }
     const std::string& name() const { return m_spec.name; }
     std::size_t index() const { return m_index; }
     const std::optional<std::string>& group() const { return m_group; }
-    State state() const { return m_state; }
+    State state() const;
     bool desired_up() const { return m_desired_up; }
     // A process of the current run exists (starting, running or stopping).
     bool has_process() const { return m_pid != 0; }
@@ -104,7 +170,7 @@ public:
     // `after` is satisfied by this service: ready, or ended cleanly (a one-shot job;
     // a running oneshot is never ready). `failed` leaves its dependents waiting.
     bool satisfies_dependents() const {
-        return (m_state == State::running && m_ready) || m_state == State::done;
+        return (m_phase == Phase::running && m_ready) || m_phase == Phase::done;
     }
     std::optional<TimePoint> next_deadline() const;
     // Liveness: nullopt without a [health] probe.
@@ -115,15 +181,12 @@ public:
     const std::optional<std::string>& notify_status() const { return m_notify_status; }
 
     int restarts() const { return m_restarts; }
-    // Crashes over the service's life: the Supervisor feeds each new one to the
-    // daemon-wide storm score.
-    std::uint64_t crashes() const { return m_crashes; }
     // Crashes since the counters were last made fresh (start, reload): a metric's counter.
     std::uint64_t crashes_counted() const { return m_crashes - m_crashes_at_reset; }
     // An automatic restart has been decided and the run not launched yet.
-    bool restart_pending() const { return m_restart_pending; }
+    bool restart_pending() const;
     // The current wait is the daemon-wide storm pause, not this service's own.
-    bool held_by_daemon() const { return m_held_by_daemon; }
+    bool held_by_daemon() const { return m_phase == Phase::storm_hold; }
     int storm_pauses() const { return m_storm_pauses; }
     int liveness_kills() const { return m_liveness_kills; }
     const std::optional<StopReason>& stopped_reason() const { return m_stopped; }
@@ -131,7 +194,7 @@ public:
     const std::optional<std::string>& last_launch_error() const { return m_last_launch_error; }
     std::optional<TimePoint> started_at() const { return m_started; }
     double started_wall() const { return m_started_wall; }
-    std::optional<TimePoint> restart_at() const { return m_restart_at; }
+    std::optional<TimePoint> restart_at() const { return due(Timer::restart); }
     const Decision& last_decision() const { return m_decision; }
     const PolicyState& policy_state() const { return m_policy; }
 
@@ -142,14 +205,49 @@ public:
     std::optional<std::uint64_t> previous_tail_run() const { return m_previous_tail_run; }
 
 private:
+    enum class Phase {
+        waiting,
+        restart_due,
+        starting,
+        cancelled,
+        running,
+        stopping,
+        backoff,
+        storm_pause,
+        storm_hold,
+        stopped,
+        done,
+        failed
+    };
+    // Deadlines by kind; each is armed only in the phases that dispatch it (on_time).
+    enum class Timer {
+        kill,           // stopping: SIGKILL escalation
+        run_timeout,    // starting, running: `timeout`
+        ready_timeout,  // starting: [ready] timeout
+        ready_probe,    // starting: next ready probe (unset while one is in flight)
+        health_probe,   // running: next liveness probe (unset while one is in flight)
+        watchdog,       // running: WATCHDOG=1 due
+        restart,        // backoff, storm_pause, storm_hold: end of the wait
+    };
+    static constexpr std::size_t k_timers = 7;
+
+    std::optional<TimePoint> due(Timer t) const { return m_timers[static_cast<std::size_t>(t)]; }
+    std::optional<TimePoint>& timer(Timer t) { return m_timers[static_cast<std::size_t>(t)]; }
+    // Disarms `t` and returns true when it was due at `now`.
+    bool fire(Timer t, Now now);
+    bool restart_phase() const;
+
     void emit(Actions& out, Event event) const;
     Event event(EventType type, Now now) const;
     void rotate_tails();
-    void complete_run(const RunResult& result, Now now, Actions& out, double u01);
-    void enter_ended(StopReason reason, bool clean, const std::string& why, Now now, Actions& out);
+    void complete_run(const RunResult& result, Now now, Actions& out, double u01, Outcome& outcome);
+    void enter_ended(StopReason reason, bool clean, const std::string& why, Now now, Actions& out,
+                     Outcome& outcome);
+    // A run stopped on request has ended: relaunch, or stopped.
+    void end_stopped_run(Now now, Actions& out, Outcome& outcome);
     void begin_stop(Now now, Actions& out, KilledBy by, std::optional<TimePoint> deadline);
     void reset_counters();
-    void become_ready(Now now, Actions& out);
+    void become_ready(Now now, Actions& out, Outcome& outcome);
     void start_liveness(Now now);
     void health_result(bool ok, Now now, Actions& out);
     void clear_probes();
@@ -158,9 +256,11 @@ private:
     std::size_t m_index;
     std::optional<std::string> m_group;
 
-    State m_state = State::stopped;
+    Phase m_phase = Phase::stopped;
     bool m_desired_up = false;
     AfterStop m_after_stop = AfterStop::stay_stopped;
+    std::optional<TimePoint> m_cancel_deadline;  // cancelled: the stop's kill deadline
+    std::array<std::optional<TimePoint>, k_timers> m_timers;
 
     // The current run.
     std::uint64_t m_run = 0;
@@ -169,15 +269,8 @@ private:
     KilledBy m_killing = KilledBy::none;  // why pkitd is ending the current run
     std::optional<TimePoint> m_started;
     double m_started_wall = 0.0;
-    std::optional<TimePoint> m_timeout_at;  // run timeout
-    std::optional<TimePoint> m_kill_at;     // SIGKILL escalation while stopping
-    std::optional<TimePoint> m_restart_at;  // end of backoff or storm pause
 
     // Readiness and liveness of the current run.
-    std::optional<TimePoint> m_ready_deadline;
-    std::optional<TimePoint> m_next_ready_probe;   // unset while an attempt is in flight
-    std::optional<TimePoint> m_next_health_probe;  // unset while an attempt is in flight
-    std::optional<TimePoint> m_watchdog_deadline;
     HealthStatus m_health = HealthStatus::unknown;
     int m_health_failures = 0;
     std::optional<std::string> m_notify_status;
@@ -186,8 +279,6 @@ private:
     int m_restarts = 0;
     std::uint64_t m_crashes = 0;
     std::uint64_t m_crashes_at_reset = 0;
-    bool m_restart_pending = false;
-    bool m_held_by_daemon = false;
     bool m_no_restarts = false;
     int m_storm_pauses = 0;
     int m_liveness_kills = 0;

@@ -238,40 +238,22 @@ void Supervisor::on_spawned(std::size_t service, std::uint64_t run, pid_t pid, N
 
 void Supervisor::on_launch_failed(std::size_t service, std::uint64_t run,
                                   const LaunchFailure& failure, Now now) {
-    Service& s = touch(service);
-    std::uint64_t before = s.crashes();
-    int restarts_before = s.restarts();
-    State state_before = s.state();
-    s.on_launch_failed(run, failure, now, m_actions, draw());
-    note_crashes(service, before, now);
-    after_member_change(service, restarts_before, state_before, now);
+    Outcome outcome = touch(service).on_launch_failed(run, failure, now, m_actions, draw());
+    after_outcome(service, outcome, now);
     settle(now);
 }
 
-bool Supervisor::on_exit(pid_t pid, int wait_status, Now now) {
+bool Supervisor::on_exit(pid_t pid, const ProcessExit& exit, Now now) {
     auto it = m_runs.find(pid);
     if (it == m_runs.end()) {
         return false;
     }
     auto [service, run] = it->second;
     m_runs.erase(it);
-    std::size_t first_new = m_actions.size();
-    Service& s = touch(service);
-    std::uint64_t before = s.crashes();
-    int restarts_before = s.restarts();
-    State state_before = s.state();
-    s.on_exit(run, wait_status, now, m_actions, draw());
-    note_crashes(service, before, now);
-    after_member_change(service, restarts_before, state_before, now);
-    if (m_shutdown_deadline) {
-        // Leftovers of the group must be gone by the shutdown deadline too.
-        Duration left = std::max(Duration::zero(), *m_shutdown_deadline - now.mono);
-        for (std::size_t k = first_new; k < m_actions.size(); ++k) {
-            if (auto* cleanup = std::get_if<CleanupGroupAction>(&m_actions[k])) {
-                cleanup->grace = std::min(cleanup->grace, left);
-            }
-        }
-    }
+    // Leftovers of the group must be gone by the shutdown deadline too.
+    Outcome outcome =
+        touch(service).on_exit(run, exit, now, m_actions, draw(), m_shutdown_deadline);
+    after_outcome(service, outcome, now);
     settle(now);
     return true;
 }
@@ -368,22 +350,20 @@ std::vector<std::string> Supervisor::unsatisfied_dependencies(std::size_t servic
     return names;
 }
 
-void Supervisor::note_crashes(std::size_t service, std::uint64_t before, Now now) {
+void Supervisor::note_crash(Now now) {
     if (!m_daemon.storm.enabled()) {
         return;
     }
-    for (std::uint64_t k = before; k < m_services[service]->crashes(); ++k) {
-        if (m_daemon_storm.add_crash(now.mono, m_daemon.storm)) {
-            m_daemon_storm_until = now.mono + *m_daemon.storm.pause;
-            ++m_daemon_storm_pauses;
-            Event e;
-            e.type = EventType::storm_pause;
-            e.at = now.wall;
-            e.delay = *m_daemon.storm.pause;
-            e.reason = "daemon-wide: crashes of all services reached the threshold " +
-                       std::to_string(m_daemon.storm.threshold);
-            m_actions.push_back(EmitAction{std::move(e)});
-        }
+    if (m_daemon_storm.add_crash(now.mono, m_daemon.storm)) {
+        m_daemon_storm_until = now.mono + *m_daemon.storm.pause;
+        ++m_daemon_storm_pauses;
+        Event e;
+        e.type = EventType::storm_pause;
+        e.at = now.wall;
+        e.delay = *m_daemon.storm.pause;
+        e.reason = "daemon-wide: crashes of all services reached the threshold " +
+                   std::to_string(m_daemon.storm.threshold);
+        m_actions.push_back(EmitAction{std::move(e)});
     }
 }
 

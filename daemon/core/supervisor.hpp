@@ -38,8 +38,9 @@ public:
     void on_spawned(std::size_t service, std::uint64_t run, pid_t pid, Now now);
     void on_launch_failed(std::size_t service, std::uint64_t run, const LaunchFailure& failure,
                           Now now);
-    // A reaped child. Returns false when the PID is no run of ours (an orphan).
-    bool on_exit(pid_t pid, int wait_status, Now now);
+    // A reaped child, its wait status decoded. Returns false when the PID is no run of
+    // ours (an orphan).
+    bool on_exit(pid_t pid, const ProcessExit& exit, Now now);
     void on_time(Now now);
     void on_probe_result(std::size_t service, std::uint64_t run, ProbePurpose purpose, bool ok,
                          Now now);
@@ -100,8 +101,9 @@ private:
     void reindex();
     // The daemon-wide storm pause holds every pending restart until its end.
     void hold_for_daemon_storm(Now now);
-    // The tree (tree.cpp): a member's restart event, failure and escalation.
-    void after_member_change(std::size_t service, int restarts_before, State state_before, Now now);
+    // What a run's end did (tree.cpp): a crash for the daemon-wide storm score, a
+    // member's restart event, failure and escalation.
+    void after_outcome(std::size_t service, const Outcome& outcome, Now now);
     void member_restarted(std::size_t group, std::size_t service, Now now);
     void fail_group(std::size_t group, const std::string& reason, Now now);
     void escalate(const std::string& reason, Now now);
@@ -112,8 +114,8 @@ private:
     void settle_shutdown(Now now);
     bool dependencies_satisfied(std::size_t service) const;
     double draw() { return m_random01 ? m_random01() : 0.5; }
-    // Feeds the crashes `service` had since `before` to the daemon-wide storm score.
-    void note_crashes(std::size_t service, std::uint64_t before, Now now);
+    // Feeds one crash to the daemon-wide storm score.
+    void note_crash(Now now);
 
     // The services' specs live in their Service; only pkitd.toml's part is kept here.
     config::DaemonSpec m_daemon;

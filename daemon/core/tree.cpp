@@ -8,29 +8,23 @@
 
 namespace pkit::core {
 
-namespace {
-
-bool ended_in_failure(State state) {
-    return state == State::failed;
-}
-
-}  // namespace
-
-// Called after a service's run completed. A restart the service decided for itself is
-// one restart event of its group; a service that ends in failure with `escalate` fails
-// its group (or, at the root, pkitd).
-void Supervisor::after_member_change(std::size_t service, int restarts_before, State state_before,
-                                     Now now) {
+// Called after a service's run completed. A crash feeds the daemon-wide storm score; a
+// restart the service decided for itself is one restart event of its group; a service
+// that ends in failure with `escalate` fails its group (or, at the root, pkitd).
+void Supervisor::after_outcome(std::size_t service, const Outcome& outcome, Now now) {
+    if (outcome.crashed) {
+        note_crash(now);
+    }
     if (m_shutting_down) {
         return;
     }
     const Service& s = *m_services[service];
     std::optional<std::size_t> group = m_group_of[service];
-    if (s.restarts() > restarts_before && s.restart_pending() && group) {
+    if (outcome.restart && group) {
         member_restarted(*group, service, now);
         return;
     }
-    if (ended_in_failure(s.state()) && !ended_in_failure(state_before) && s.spec().escalate) {
+    if (outcome.ended && outcome.ended->state == State::failed && s.spec().escalate) {
         std::string why = "service " + s.name() + " failed (" + s.last_decision().why + ")";
         if (group) {
             fail_group(*group, why, now);

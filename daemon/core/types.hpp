@@ -56,6 +56,13 @@ enum class KilledBy { none, liveness, timeout, ready_timeout, operator_ };
 
 enum class Stream { stdout_, stderr_ };
 
+// How a main process ended, decoded from its wait status by the shell: exactly one
+// of the two is set (an unknown status leaves both unset).
+struct ProcessExit {
+    std::optional<int> code;    // exited with this code
+    std::optional<int> signal;  // killed by this signal
+};
+
 // How a run ended, as reported in `last_exit`.
 struct ExitRecord {
     std::optional<int> code;    // set when the main process exited

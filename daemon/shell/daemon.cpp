@@ -1,11 +1,13 @@
 #include "daemon/shell/daemon.hpp"
 
 #include <signal.h>
+#include <sys/wait.h>
 #include <unistd.h>
 
 #include <algorithm>
 #include <cerrno>
 #include <cstring>
+#include <variant>
 
 #include "config/loader.hpp"
 #include "daemon/shell/control/event_view.hpp"
@@ -21,6 +23,17 @@ namespace {
 core::Now read_clock() {
     auto wall = std::chrono::system_clock::now().time_since_epoch();
     return core::Now{std::chrono::steady_clock::now(), std::chrono::duration<double>(wall).count()};
+}
+
+// The one place a run's wait status is decoded: the core takes the result.
+core::ProcessExit decode_wait_status(int wait_status) {
+    core::ProcessExit exit;
+    if (WIFEXITED(wait_status)) {
+        exit.code = WEXITSTATUS(wait_status);
+    } else if (WIFSIGNALED(wait_status)) {
+        exit.signal = WTERMSIG(wait_status);
+    }
+    return exit;
 }
 
 }  // namespace
@@ -155,32 +168,35 @@ void Daemon::pump() {
     }
 }
 
+// One overload per action type: a new type in core::Action fails to compile here
+// instead of being ignored.
 void Daemon::execute(const core::Action& action) {
-    if (const auto* a = std::get_if<core::SpawnAction>(&action)) {
-        if (m_reaping) {
-            // A restart due at once: forked from inside the reaping, children exiting
-            // before it ends would keep it from ever returning to the loop. The core
-            // sees no difference: the run is launched, its pid known later.
-            m_spawns_due.push_back(*a);
-            pump_soon();
-        } else {
-            spawn(a->service, a->run);
+    struct Executor {
+        Daemon& d;
+        void operator()(const core::SpawnAction& a) const {
+            if (d.m_reaping) {
+                // A restart due at once: forked from inside the reaping, children exiting
+                // before it ends would keep it from ever returning to the loop. The core
+                // sees no difference: the run is launched, its pid known later.
+                d.m_spawns_due.push_back(a);
+                d.pump_soon();
+            } else {
+                d.spawn(a.service, a.run);
+            }
         }
-    } else if (const auto* a = std::get_if<core::SignalAction>(&action)) {
-        if (a->then_cont) {
-            stop_signal(a->pid, a->signal, a->group);
-        } else {
-            signal_run(a->pid, a->signal, a->group);
+        void operator()(const core::SignalAction& a) const {
+            if (a.then_cont) {
+                stop_signal(a.pid, a.signal, a.group);
+            } else {
+                signal_run(a.pid, a.signal, a.group);
+            }
         }
-    } else if (const auto* a = std::get_if<core::CleanupGroupAction>(&action)) {
-        cleanup_group(*a);
-    } else if (const auto* a = std::get_if<core::ProbeAction>(&action)) {
-        run_probe(*a);
-    } else if (const auto* a = std::get_if<core::EmitAction>(&action)) {
-        emit(a->event);
-    } else if (const auto* a = std::get_if<core::ExitAction>(&action)) {
-        finish(a->status);
-    }
+        void operator()(const core::CleanupGroupAction& a) const { d.cleanup_group(a); }
+        void operator()(const core::ProbeAction& a) const { d.run_probe(a); }
+        void operator()(const core::EmitAction& a) const { d.emit(a.event); }
+        void operator()(const core::ExitAction& a) const { d.finish(a.status); }
+    };
+    std::visit(Executor{*this}, action);
 }
 
 void Daemon::emit(const core::Event& event) {
@@ -234,7 +250,7 @@ void Daemon::on_child(pid_t pid, int wait_status) {
         drain_pipes(*service);
         end_run(*service);
     }
-    if (!m_supervisor.on_exit(pid, wait_status, now())) {
+    if (!m_supervisor.on_exit(pid, decode_wait_status(wait_status), now())) {
         ++m_orphans;
     }
     prune_leftovers();

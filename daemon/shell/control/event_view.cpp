@@ -8,15 +8,11 @@ namespace pkit::shell {
 
 namespace {
 
-double seconds(core::Duration d) {
-    return config::to_seconds(d);
-}
-
 // "0.25s", "3s", "1m30s": short and exact enough for a log line.
 std::string short_duration(core::Duration d) {
     if (d < std::chrono::seconds(10)) {
         char buf[32];
-        std::snprintf(buf, sizeof buf, "%.3gs", seconds(d));
+        std::snprintf(buf, sizeof buf, "%.3gs", config::to_seconds(d));
         return buf;
     }
     return config::format_duration(d);
@@ -28,7 +24,7 @@ proto::ExitInfo exit_info(const core::ExitRecord& exit) {
     if (exit.signal) {
         info.signal = config::signal_name(*exit.signal);
     }
-    info.duration = seconds(exit.duration);
+    info.duration = config::to_seconds(exit.duration);
     info.at = exit.at;
     info.timed_out = exit.timed_out;
     if (exit.killed_by != core::KilledBy::none) {
@@ -63,11 +59,11 @@ proto::json event_json(const core::Event& event) {
             }
             break;
         case core::EventType::restarting:
-            e.delay = seconds(event.delay);
+            e.delay = config::to_seconds(event.delay);
             e.restart = event.restart;
             break;
         case core::EventType::storm_pause:
-            e.pause = seconds(event.delay);
+            e.pause = config::to_seconds(event.delay);
             break;
         case core::EventType::health:
             e.status = event.reason;
@@ -249,7 +245,7 @@ proto::ServiceStatus service_status(const core::Service& s, core::Now now) {
         st.started_at = s.started_wall();
     }
     if (s.has_process() && s.started_at()) {
-        st.uptime = seconds(now.mono - *s.started_at());
+        st.uptime = config::to_seconds(now.mono - *s.started_at());
     }
     st.ready = s.ready();
     st.restarts = s.restarts();
@@ -259,7 +255,7 @@ proto::ServiceStatus service_status(const core::Service& s, core::Now now) {
         st.stopped = std::string(core::to_string(*s.stopped_reason()));
     }
     if (s.restart_at()) {
-        st.next_restart_in = std::max(0.0, seconds(*s.restart_at() - now.mono));
+        st.next_restart_in = std::max(0.0, config::to_seconds(*s.restart_at() - now.mono));
     }
     if (s.last_exit()) {
         st.last_exit = exit_info(*s.last_exit());
@@ -270,9 +266,9 @@ proto::ServiceStatus service_status(const core::Service& s, core::Now now) {
     }
     st.notify_status = s.notify_status();
     st.type = std::string(config::to_string(s.spec().type));
-    st.stop_timeout = seconds(s.spec().stop.timeout);
+    st.stop_timeout = config::to_seconds(s.spec().stop.timeout);
     if (s.spec().ready.enabled()) {
-        st.ready_timeout = seconds(s.spec().ready.timeout);
+        st.ready_timeout = config::to_seconds(s.spec().ready.timeout);
     }
     return st;
 }

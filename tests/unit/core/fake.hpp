@@ -13,6 +13,7 @@
 #include <vector>
 
 #include "config/model.hpp"
+#include "config/values.hpp"
 #include "daemon/core/service.hpp"
 #include "daemon/core/supervisor.hpp"
 #include "daemon/core/types.hpp"
@@ -33,24 +34,22 @@ inline TimePoint mono(double seconds) {
     return at(seconds).mono;
 }
 
-inline double seconds(Duration d) {
-    return std::chrono::duration<double>(d).count();
-}
+using config::to_seconds;
 
 // Seconds since the fake epoch, for deadlines.
 inline std::optional<double> seconds(std::optional<TimePoint> t) {
     if (!t) {
         return std::nullopt;
     }
-    return seconds(t->time_since_epoch());
+    return to_seconds(t->time_since_epoch());
 }
 
-// Wait statuses as waitpid reports them.
-inline int exited(int code) {
-    return (code & 0xff) << 8;
+// How a main process ended, as the shell decodes its wait status.
+inline ProcessExit exited(int code) {
+    return ProcessExit{code & 0xff, std::nullopt};
 }
-inline int killed(int signal) {
-    return signal & 0x7f;
+inline ProcessExit killed(int signal) {
+    return ProcessExit{std::nullopt, signal};
 }
 
 // A pattern known to be valid (an invalid one throws: a test bug).
@@ -183,7 +182,7 @@ struct Driver {
         svc.on_spawned(svc.run(), pid, now, out);
         return pid;
     }
-    void exit(Now now, int wait_status) { svc.on_exit(svc.run(), wait_status, now, out, 0.5); }
+    void exit(Now now, const ProcessExit& status) { svc.on_exit(svc.run(), status, now, out, 0.5); }
     void fail_launch(Now now, config::LaunchError kind, std::string message) {
         svc.on_launch_failed(svc.run(), LaunchFailure{kind, std::move(message)}, now, out, 0.5);
     }

@@ -467,7 +467,8 @@ private:
         auto it = std::next(m_live.begin(), static_cast<std::ptrdiff_t>(pick(m_live.size())));
         pid_t pid = it->first;
         m_live.erase(it);
-        int status = std::array{exited(0), exited(1), killed(SIGTERM), killed(SIGKILL)}[pick(4)];
+        ProcessExit status =
+            std::array{exited(0), exited(1), killed(SIGTERM), killed(SIGKILL)}[pick(4)];
         m_sup.on_exit(pid, status, now());
         after_input("exit " + std::to_string(pid));
     }

@@ -184,3 +184,58 @@ TEST_CASE("operator restarts never count against max_restarts, the backoff or th
 
 }  // namespace
 }  // namespace pkit::core
+
+namespace pkit::core {
+namespace {
+
+using namespace test;
+
+// A stop or restart that comes between the fork and the report of the spawn (pid 0)
+// is remembered and acted on when the launch is reported, or when it fails.
+TEST_CASE("operator stop or restart while a launch is under way is acted on once it is reported") {
+    SUBCASE("stop, then spawned: the run gets its stop signal") {
+        Supervisor sup = supervisor({spec("web")});
+        sup.start(at(0));
+        CHECK(take(sup) == "spawn 0 r1");
+        sup.stop_service(0, at(0.1));
+        CHECK(take(sup) == "");
+        sup.on_spawned(0, 1, 100, at(0.2));
+        CHECK(take(sup) == "started web r1 pid 100 | signal 0 r1 pid 100 TERM group +cont");
+        CHECK(sup.service(0).state() == State::stopping);
+        sup.on_exit(100, killed(SIGTERM), at(0.3));
+        CHECK(take(sup) ==
+              "exited web r1 signal TERM by operator | cleanup 0 pgid 100 TERM grace 5000ms | "
+              "stopped web r1");
+        CHECK(sup.service(0).state() == State::stopped);
+        CHECK(sup.service(0).restarts() == 0);
+    }
+    SUBCASE("restart, then spawned: the run is stopped and a new one launched") {
+        Supervisor sup = supervisor({spec("web")});
+        sup.start(at(0));
+        take(sup);
+        sup.restart_service(0, at(0.1));
+        sup.on_spawned(0, 1, 100, at(0.2));
+        CHECK(take(sup) == "started web r1 pid 100 | signal 0 r1 pid 100 TERM group +cont");
+        sup.on_exit(100, killed(SIGTERM), at(0.3));
+        CHECK(take(sup) ==
+              "exited web r1 signal TERM by operator | cleanup 0 pgid 100 TERM grace 5000ms | "
+              "spawn 0 r2");
+        CHECK(sup.service(0).restarts() == 0);
+    }
+    SUBCASE("stop, then the launch fails: stopped, no crash, no restart") {
+        Supervisor sup = supervisor({spec("web")});
+        sup.start(at(0));
+        take(sup);
+        sup.stop_service(0, at(0.1));
+        sup.on_launch_failed(0, 1, LaunchFailure{config::LaunchError::not_found, "not_found: x"},
+                             at(0.2));
+        CHECK(take(sup) == "exited web r1 launch_error not_found | stopped web r1");
+        CHECK(sup.service(0).state() == State::stopped);
+        CHECK(sup.service(0).stopped_reason() == StopReason::operator_);
+        CHECK(sup.service(0).crashes_counted() == 0);
+        CHECK(sup.next_deadline() == std::nullopt);
+    }
+}
+
+}  // namespace
+}  // namespace pkit::core

@@ -52,12 +52,12 @@ TEST_CASE("backoff jitter multiplies by a factor in [0.5, 1.5)") {
         CHECK(backoff_delay(r, 2, 0.0) == 400ms);
     }
     SUBCASE("u01 = 0.999 gives just under 1.5 times") {
-        CHECK(seconds(backoff_delay(r, 0, 0.999)) == doctest::Approx(0.2998).epsilon(1e-9));
+        CHECK(to_seconds(backoff_delay(r, 0, 0.999)) == doctest::Approx(0.2998).epsilon(1e-9));
         CHECK(backoff_delay(r, 0, 0.999) < 300ms);
     }
     SUBCASE("jitter applies after the cap") {
         CHECK(backoff_delay(r, 30, 0.0) == 15s);
-        CHECK(seconds(backoff_delay(r, 30, 0.999)) == doctest::Approx(44.97).epsilon(1e-9));
+        CHECK(to_seconds(backoff_delay(r, 30, 0.999)) == doctest::Approx(44.97).epsilon(1e-9));
     }
     SUBCASE("without jitter the draw is ignored") {
         const auto fixed = restart_spec(200ms, 2.0, 30s, false);

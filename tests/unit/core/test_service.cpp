@@ -113,7 +113,7 @@ TEST_CASE("ended supervision: done after a clean run, failed after a crash") {
     config::ServiceSpec s = spec("web");
     struct Row {
         const char* name;
-        int wait_status;
+        ProcessExit wait_status;
         State state;
         StopReason reason;
         const char* last_event;
