@@ -85,6 +85,14 @@ TEST_CASE("ctl events: a line per event type without null, filters, --json as th
     wait_status(client, "limited", state_is("failed"), 10s, "limited exhausted its restarts");
     wait_status(client, "quitter", state_is("failed"), 10s, "quitter gave up");
     wait_status(client, "sick", state_is("failed"), 10s, "sick killed by liveness");
+    // crash loops on its own clock: wait for its pause and an exit in the views rather
+    // than hope they fall before web's stop.
+    wait_for(
+        [&] {
+            return has_line(read_file(dir.file("text.out")), "crash", "storm pause") &&
+                   has_line(read_file(dir.file("filtered.out")), "crash", "exited code 1");
+        },
+        10s, "crash's storm pause and an exit shown", shown);
     REQUIRE(run_ctl({"--socket", sock, "stop", "web"}).exit_code == 0);
     raw.until([](const json& e) { return e["type"] == "stopped" && e["service"] == "web"; }, 10s,
               "web stopped");
