@@ -315,3 +315,30 @@ TEST_CASE("http endpoint: a reload applies a changed listen address") {
     CHECK(client.command("reload")["ok"] == true);
     CHECK(pkitd.stop() == 0);
 }
+
+TEST_CASE("http endpoint: a reload to a host name switches once it resolves; an unresolvable one "
+          "keeps the old address") {
+    TempDir dir;
+    int port = with_http(dir);
+    Daemon pkitd(dir);
+    pkitd.wait_ready();
+    // A name is resolved off the loop (uv_getaddrinfo): the switch follows the reload.
+    int moved = unused_port();
+    dir.daemon_config("[http]\nlisten = \"localhost:" + std::to_string(moved) + "\"\n");
+    Client client = pkitd.client();
+    CHECK(client.command("reload")["ok"] == true);
+    wait_for([&] { return http_get(moved, "/healthz").status == 200; }, 10s,
+             "the endpoint answering on localhost:" + std::to_string(moved),
+             [&] { return pkitd.log(); });
+    CHECK(client.command("ping")["ok"] == true);
+    // A name that does not resolve: logged, and the address before keeps serving.
+    const std::string bad = "pkit-test-no-such-host.invalid";
+    dir.daemon_config("[http]\nlisten = \"" + bad + ":" + std::to_string(port) + "\"\n");
+    CHECK(client.command("reload")["ok"] == true);
+    wait_for([&] { return pkitd.log().find("cannot resolve \"" + bad + "\"") != std::string::npos; },
+             30s, "the resolution error in the log", [&] { return pkitd.log(); });
+    CHECK(pkitd.log().find("still serving on localhost:" + std::to_string(moved)) !=
+          std::string::npos);
+    CHECK(http_get(moved, "/healthz").status == 200);
+    CHECK(pkitd.stop() == 0);
+}
