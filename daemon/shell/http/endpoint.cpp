@@ -5,6 +5,8 @@
 #include <optional>
 #include <utility>
 
+#include <nlohmann/json.hpp>
+
 #include "daemon/shell/daemon.hpp"
 #include "daemon/shell/health_view.hpp"
 #include "daemon/shell/http/metrics.hpp"
