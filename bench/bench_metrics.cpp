@@ -81,9 +81,9 @@ struct Subject {
     TempDir dir{"pkit-bench-metrics"};
     int port = 0;
     std::unique_ptr<Pkitd> pkitd;
-    std::vector<double> cpu_ns;   // loop thread run time per scrape, seconds
-    std::vector<double> cpu_tick; // utime+stime per scrape, per round, seconds
-    std::vector<double> latency;  // seconds
+    std::vector<double> cpu_ns;    // loop thread run time per scrape, seconds
+    std::vector<double> cpu_tick;  // utime+stime per scrape, per round, seconds
+    std::vector<double> latency;   // seconds
     long failures = 0;
     std::size_t body_bytes = 0;
     std::size_t samples = 0;
@@ -117,8 +117,7 @@ void round(Subject& s, int scrapes, std::size_t services) {
         std::size_t body = response.find("\r\n\r\n");
         if (response.rfind("HTTP/1.", 0) != 0 || response.find(" 200 ") == std::string::npos ||
             body == std::string::npos ||
-            response.find("service=\"" + service_name(services - 1) + "\"") ==
-                std::string::npos) {
+            response.find("service=\"" + service_name(services - 1) + "\"") == std::string::npos) {
             ++s.failures;
             continue;
         }
@@ -140,7 +139,8 @@ void round(Subject& s, int scrapes, std::size_t services) {
 void report(const Subject& s) {
     double cpu = median(s.cpu_ns);
     print_row(s.label + ": pkitd CPU per scrape (loop thread)", format_number(cpu * 1e3, 2), "ms",
-              "< 20 ms", format_number(cpu / 0.020, 2) + "x goal", cpu < 0.020 ? "meets" : "misses");
+              "< 20 ms", format_number(cpu / 0.020, 2) + "x goal",
+              cpu < 0.020 ? "meets" : "misses");
     double ticks = median(s.cpu_tick);
     print_row(s.label + ": pkitd utime+stime per scrape", format_number(ticks * 1e3, 2), "ms",
               "< 20 ms", "(10 ms ticks / round)", "");

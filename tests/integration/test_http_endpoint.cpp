@@ -316,8 +316,9 @@ TEST_CASE("http endpoint: a reload applies a changed listen address") {
     CHECK(pkitd.stop() == 0);
 }
 
-TEST_CASE("http endpoint: a reload to a host name switches once it resolves; an unresolvable one "
-          "keeps the old address") {
+TEST_CASE(
+    "http endpoint: a reload to a host name switches once it resolves; an unresolvable one "
+    "keeps the old address") {
     TempDir dir;
     int port = with_http(dir);
     Daemon pkitd(dir);
@@ -335,8 +336,9 @@ TEST_CASE("http endpoint: a reload to a host name switches once it resolves; an 
     const std::string bad = "pkit-test-no-such-host.invalid";
     dir.daemon_config("[http]\nlisten = \"" + bad + ":" + std::to_string(port) + "\"\n");
     CHECK(client.command("reload")["ok"] == true);
-    wait_for([&] { return pkitd.log().find("cannot resolve \"" + bad + "\"") != std::string::npos; },
-             30s, "the resolution error in the log", [&] { return pkitd.log(); });
+    wait_for(
+        [&] { return pkitd.log().find("cannot resolve \"" + bad + "\"") != std::string::npos; },
+        30s, "the resolution error in the log", [&] { return pkitd.log(); });
     CHECK(pkitd.log().find("still serving on localhost:" + std::to_string(moved)) !=
           std::string::npos);
     CHECK(http_get(moved, "/healthz").status == 200);

@@ -98,8 +98,8 @@ void Endpoint::apply(const config::HttpSpec& spec) {
     hints.ai_family = AF_UNSPEC;
     hints.ai_socktype = SOCK_STREAM;
     hints.ai_flags = AI_NUMERICSERV;
-    int rc = uv_getaddrinfo(m_daemon.loop(), &resolution->req, &Endpoint::on_resolved,
-                            host.c_str(), port.c_str(), &hints);
+    int rc = uv_getaddrinfo(m_daemon.loop(), &resolution->req, &Endpoint::on_resolved, host.c_str(),
+                            port.c_str(), &hints);
     if (rc != 0) {
         m_daemon.log("error", "reload: cannot listen on " + *spec.listen +
                                   " ([http] listen): cannot resolve \"" + host +

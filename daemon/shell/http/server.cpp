@@ -68,14 +68,16 @@ std::expected<std::unique_ptr<Server>, std::string> Server::open(uv_loop_t* loop
                                                                  Sources sources) {
     auto address = resolve(listen, 0);
     if (!address) {
-        return std::unexpected("cannot listen on " + listen + " ([http] listen): " +
-                               address.error());
+        return std::unexpected("cannot listen on " + listen +
+                               " ([http] listen): " + address.error());
     }
     return open_at(loop, listen, *address, std::move(sources));
 }
 
-std::expected<std::unique_ptr<Server>, std::string> Server::open_at(
-    uv_loop_t* loop, const std::string& listen, const sockaddr_storage& address, Sources sources) {
+std::expected<std::unique_ptr<Server>, std::string> Server::open_at(uv_loop_t* loop,
+                                                                    const std::string& listen,
+                                                                    const sockaddr_storage& address,
+                                                                    Sources sources) {
     auto failed = [&](const std::string& why) {
         return std::unexpected("cannot listen on " + listen + " ([http] listen): " + why);
     };
