@@ -328,9 +328,21 @@ TEST_CASE(
     dir.daemon_config("[http]\nlisten = \"localhost:" + std::to_string(moved) + "\"\n");
     Client client = pkitd.client();
     CHECK(client.command("reload")["ok"] == true);
-    wait_for([&] { return http_get(moved, "/healthz").status == 200; }, 10s,
-             "the endpoint answering on localhost:" + std::to_string(moved),
+    // http_get fails the case on a refused connect: poll with a bare connect first.
+    auto accepts = [](int at) {
+        const int fd = ::socket(AF_INET, SOCK_STREAM | SOCK_CLOEXEC, 0);
+        sockaddr_in addr{};
+        addr.sin_family = AF_INET;
+        addr.sin_port = htons(static_cast<std::uint16_t>(at));
+        addr.sin_addr.s_addr = htonl(INADDR_LOOPBACK);
+        const bool ok = ::connect(fd, reinterpret_cast<sockaddr*>(&addr), sizeof addr) == 0;
+        ::close(fd);
+        return ok;
+    };
+    wait_for([&] { return accepts(moved); }, 10s,
+             "the endpoint accepting on localhost:" + std::to_string(moved),
              [&] { return pkitd.log(); });
+    CHECK(http_get(moved, "/healthz").status == 200);
     CHECK(client.command("ping")["ok"] == true);
     // A name that does not resolve: logged, and the address before keeps serving.
     const std::string bad = "pkit-test-no-such-host.invalid";
