@@ -9,12 +9,9 @@
 
 #include <nlohmann/json.hpp>
 
+#include "proto/fwd.hpp"
+
 namespace pkit::proto {
-
-using json = nlohmann::json;
-
-// Reported by `ping` and `status`; bumped only for an incompatible change.
-inline constexpr int k_protocol_version = 1;
 
 // The longest request line accepted, not counting its newline (SPEC §9).
 inline constexpr std::size_t k_max_line_bytes = 1024 * 1024;

@@ -6,7 +6,7 @@
 #include <string>
 #include <vector>
 
-#include "proto/codes.hpp"
+#include "proto/fwd.hpp"
 
 namespace pkit::proto {
 

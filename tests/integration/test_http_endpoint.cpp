@@ -315,3 +315,44 @@ TEST_CASE("http endpoint: a reload applies a changed listen address") {
     CHECK(client.command("reload")["ok"] == true);
     CHECK(pkitd.stop() == 0);
 }
+
+TEST_CASE(
+    "http endpoint: a reload to a host name switches once it resolves; an unresolvable one "
+    "keeps the old address") {
+    TempDir dir;
+    int port = with_http(dir);
+    Daemon pkitd(dir);
+    pkitd.wait_ready();
+    // A name is resolved off the loop (uv_getaddrinfo): the switch follows the reload.
+    int moved = unused_port();
+    dir.daemon_config("[http]\nlisten = \"localhost:" + std::to_string(moved) + "\"\n");
+    Client client = pkitd.client();
+    CHECK(client.command("reload")["ok"] == true);
+    // http_get fails the case on a refused connect: poll with a bare connect first.
+    auto accepts = [](int at) {
+        const int fd = ::socket(AF_INET, SOCK_STREAM | SOCK_CLOEXEC, 0);
+        sockaddr_in addr{};
+        addr.sin_family = AF_INET;
+        addr.sin_port = htons(static_cast<std::uint16_t>(at));
+        addr.sin_addr.s_addr = htonl(INADDR_LOOPBACK);
+        const bool ok = ::connect(fd, reinterpret_cast<sockaddr*>(&addr), sizeof addr) == 0;
+        ::close(fd);
+        return ok;
+    };
+    wait_for([&] { return accepts(moved); }, 10s,
+             "the endpoint accepting on localhost:" + std::to_string(moved),
+             [&] { return pkitd.log(); });
+    CHECK(http_get(moved, "/healthz").status == 200);
+    CHECK(client.command("ping")["ok"] == true);
+    // A name that does not resolve: logged, and the address before keeps serving.
+    const std::string bad = "pkit-test-no-such-host.invalid";
+    dir.daemon_config("[http]\nlisten = \"" + bad + ":" + std::to_string(port) + "\"\n");
+    CHECK(client.command("reload")["ok"] == true);
+    wait_for(
+        [&] { return pkitd.log().find("cannot resolve \"" + bad + "\"") != std::string::npos; },
+        30s, "the resolution error in the log", [&] { return pkitd.log(); });
+    CHECK(pkitd.log().find("still serving on localhost:" + std::to_string(moved)) !=
+          std::string::npos);
+    CHECK(http_get(moved, "/healthz").status == 200);
+    CHECK(pkitd.stop() == 0);
+}

@@ -1,6 +1,11 @@
 #include "daemon/shell/http/endpoint.hpp"
 
+#include <algorithm>
+#include <cstring>
+#include <optional>
 #include <utility>
+
+#include <nlohmann/json.hpp>
 
 #include "daemon/shell/control/health_view.hpp"
 #include "daemon/shell/daemon.hpp"
@@ -46,7 +51,29 @@ std::expected<void, std::string> Endpoint::open(const config::HttpSpec& spec) {
     return {};
 }
 
+// A reload's uv_getaddrinfo: detached (owner null) when superseded or when the
+// Endpoint goes, then only freed when libuv hands it back.
+struct Endpoint::Resolution {
+    uv_getaddrinfo_t req{};
+    Endpoint* owner = nullptr;
+    std::string listen;
+};
+
+Endpoint::~Endpoint() {
+    if (m_resolving != nullptr) {
+        m_resolving->owner = nullptr;
+        (void)uv_cancel(reinterpret_cast<uv_req_t*>(&m_resolving->req));
+        m_resolving = nullptr;
+    }
+}
+
 void Endpoint::apply(const config::HttpSpec& spec) {
+    if (m_resolving != nullptr) {
+        // Superseded: its answer is dropped when it comes.
+        m_resolving->owner = nullptr;
+        (void)uv_cancel(reinterpret_cast<uv_req_t*>(&m_resolving->req));
+        m_resolving = nullptr;
+    }
     if (m_server && spec.listen && m_server->listen() == *spec.listen) {
         return;  // unchanged: the listener and its connections stay
     }
@@ -57,16 +84,74 @@ void Endpoint::apply(const config::HttpSpec& spec) {
         m_server.reset();
         return;
     }
-    auto server = Server::open(m_daemon.loop(), *spec.listen, sources());
+    if (auto address = Server::numeric_address(*spec.listen)) {
+        switch_to(*spec.listen, *address);
+        return;
+    }
+    // A name: getaddrinfo may wait on DNS for seconds, so it runs on libuv's pool.
+    auto resolution = std::make_unique<Resolution>();
+    resolution->req.data = resolution.get();
+    resolution->owner = this;
+    resolution->listen = *spec.listen;
+    auto [host, port] = Server::split_listen(*spec.listen);
+    addrinfo hints{};
+    hints.ai_family = AF_UNSPEC;
+    hints.ai_socktype = SOCK_STREAM;
+    hints.ai_flags = AI_NUMERICSERV;
+    int rc = uv_getaddrinfo(m_daemon.loop(), &resolution->req, &Endpoint::on_resolved, host.c_str(),
+                            port.c_str(), &hints);
+    if (rc != 0) {
+        m_daemon.log("error", "reload: cannot listen on " + *spec.listen +
+                                  " ([http] listen): cannot resolve \"" + host +
+                                  "\": " + uv_strerror(rc));
+        return;
+    }
+    m_resolving = resolution.release();
+}
+
+// On the loop, when the pool's getaddrinfo is done (or was cancelled).
+void Endpoint::on_resolved(uv_getaddrinfo_t* req, int status, addrinfo* found) {
+    std::unique_ptr<Resolution> resolution(static_cast<Resolution*>(req->data));
+    std::optional<sockaddr_storage> address;
+    if (status == 0 && found != nullptr) {
+        address.emplace();
+        std::memcpy(&*address, found->ai_addr,
+                    std::min<std::size_t>(found->ai_addrlen, sizeof(sockaddr_storage)));
+    }
+    uv_freeaddrinfo(found);
+    Endpoint* self = resolution->owner;
+    if (self == nullptr) {
+        return;  // superseded, or the endpoint is gone
+    }
+    self->m_resolving = nullptr;
+    try {
+        if (!address) {
+            auto [host, port] = Server::split_listen(resolution->listen);
+            std::string still =
+                self->m_server ? "; still serving on " + self->m_server->listen() : "";
+            self->m_daemon.log("error", "reload: cannot listen on " + resolution->listen +
+                                            " ([http] listen): cannot resolve \"" + host +
+                                            "\": " + uv_strerror(status) + still);
+            return;
+        }
+        self->switch_to(resolution->listen, *address);
+    } catch (...) {
+        // Never into libuv: out of memory while logging; the old address stays.
+    }
+}
+
+void Endpoint::switch_to(const std::string& listen, const sockaddr_storage& address) {
+    auto server = Server::open_at(m_daemon.loop(), listen, address, sources());
     if (!server && m_server) {
         // The new address may overlap the old one (same port, another host): free it
         // and try again, and fall back to the old address if that fails too.
         std::string old = m_server->listen();
+        sockaddr_storage old_address = m_server->address();
         m_server.reset();
-        server = Server::open(m_daemon.loop(), *spec.listen, sources());
+        server = Server::open_at(m_daemon.loop(), listen, address, sources());
         if (!server) {
             m_daemon.log("error", "reload: " + server.error() + "; still serving on " + old);
-            if (auto back = Server::open(m_daemon.loop(), old, sources())) {
+            if (auto back = Server::open_at(m_daemon.loop(), old, old_address, sources())) {
                 m_server = std::move(*back);
             } else {
                 m_daemon.log("error", "reload: " + back.error() + "; http endpoint closed");
@@ -79,7 +164,7 @@ void Endpoint::apply(const config::HttpSpec& spec) {
         return;
     }
     m_server = std::move(*server);
-    m_daemon.log("info", "reload: http endpoint listening on " + *spec.listen);
+    m_daemon.log("info", "reload: http endpoint listening on " + listen);
 }
 
 }  // namespace pkit::shell::http

@@ -3,7 +3,6 @@
 #include <array>
 #include <charconv>
 #include <cmath>
-#include <functional>
 #include <optional>
 
 namespace pkit::shell::http {
@@ -38,35 +37,8 @@ void family(std::string& out, std::string_view name, std::string_view type, std:
     out += '\n';
 }
 
-// `name{service="..",group=".."[,extra]} value`
-void service_sample(std::string& out, std::string_view name, const core::Service& s, double value,
-                    std::string_view extra = {}) {
-    out += name;
-    out += "{service=\"";
-    out += escape_label(s.name());
-    out += '"';
-    if (s.group()) {
-        out += ",group=\"";
-        out += escape_label(*s.group());
-        out += '"';
-    }
-    if (!extra.empty()) {
-        out += ',';
-        out += extra;
-    }
-    out += "} ";
-    append_number(out, value);
-    out += '\n';
-}
-
-using ServiceValue =
-    std::function<std::optional<double>(std::size_t position, const core::Service& s)>;
-
-}  // namespace
-
-std::string escape_label(std::string_view value) {
-    std::string out;
-    out.reserve(value.size());
+// `value` escaped for a label (see escape_label), appended to `out`.
+void append_escaped(std::string& out, std::string_view value) {
     for (char c : value) {
         if (c == '\\') {
             out += "\\\\";
@@ -78,6 +50,41 @@ std::string escape_label(std::string_view value) {
             out += c;
         }
     }
+}
+
+// `{service="..",group=".."` of one service: escaped once a scrape, not once a sample.
+std::string service_labels(const core::Service& s) {
+    std::string labels = "{service=\"";
+    append_escaped(labels, s.name());
+    labels += '"';
+    if (s.group()) {
+        labels += ",group=\"";
+        append_escaped(labels, *s.group());
+        labels += '"';
+    }
+    return labels;
+}
+
+// `name{service="..",group=".."[,extra]} value`; `labels` from service_labels().
+void service_sample(std::string& out, std::string_view name, std::string_view labels, double value,
+                    std::string_view extra = {}) {
+    out += name;
+    out += labels;
+    if (!extra.empty()) {
+        out += ',';
+        out += extra;
+    }
+    out += "} ";
+    append_number(out, value);
+    out += '\n';
+}
+
+}  // namespace
+
+std::string escape_label(std::string_view value) {
+    std::string out;
+    out.reserve(value.size());
+    append_escaped(out, value);
     return out;
 }
 
@@ -88,7 +95,9 @@ std::string render_metrics(const MetricsInput& input) {
     out.reserve(2048 + order.size() * 1600);
 
     family(out, "pkit_build_info", "gauge", "pkitd's version; always 1.");
-    out += "pkit_build_info{version=\"" + escape_label(input.version) + "\"} 1\n";
+    out += "pkit_build_info{version=\"";
+    append_escaped(out, input.version);
+    out += "\"} 1\n";
     family(out, "pkit_start_time_seconds", "gauge", "When pkitd started, in unix seconds.");
     out += "pkit_start_time_seconds ";
     append_number(out, input.start_time);
@@ -104,27 +113,38 @@ std::string render_metrics(const MetricsInput& input) {
     append_number(out, sup.daemon_storm_pauses());
     out += '\n';
 
-    family(out, "pkit_service_state", "gauge", "1 for the service's current state, else 0.");
+    std::vector<std::string> labels;  // each service's, in start order
+    labels.reserve(order.size());
     for (std::size_t i : order) {
-        const core::Service& s = sup.service(i);
-        for (core::State state : k_states) {
-            std::string label = "state=\"" + std::string(core::to_string(state)) + "\"";
-            service_sample(out, "pkit_service_state", s, s.state() == state ? 1 : 0, label);
+        labels.push_back(service_labels(sup.service(i)));
+    }
+    std::array<std::string, k_states.size()> state_labels;
+    for (std::size_t j = 0; j < k_states.size(); ++j) {
+        state_labels[j] = "state=\"" + std::string(core::to_string(k_states[j])) + "\"";
+    }
+
+    family(out, "pkit_service_state", "gauge", "1 for the service's current state, else 0.");
+    for (std::size_t k = 0; k < order.size(); ++k) {
+        const core::Service& s = sup.service(order[k]);
+        for (std::size_t j = 0; j < k_states.size(); ++j) {
+            service_sample(out, "pkit_service_state", labels[k], s.state() == k_states[j] ? 1 : 0,
+                           state_labels[j]);
         }
     }
 
     auto per_service = [&](std::string_view name, std::string_view type, std::string_view help,
-                           const ServiceValue& value) {
+                           const auto& value) {
         family(out, name, type, help);
         for (std::size_t k = 0; k < order.size(); ++k) {
             const core::Service& s = sup.service(order[k]);
-            if (auto v = value(k, s)) {
-                service_sample(out, name, s, *v);
+            if (std::optional<double> v = value(k, s)) {
+                service_sample(out, name, labels[k], *v);
             }
         }
     };
-    auto resources = [&](std::size_t k) {
-        return k < input.resources.size() ? input.resources[k] : proto::Resources{};
+    const proto::Resources none{};
+    auto resources = [&](std::size_t k) -> const proto::Resources& {
+        return k < input.resources.size() ? input.resources[k] : none;
     };
 
     per_service("pkit_service_ready", "gauge", "1 when the service's run is ready.",

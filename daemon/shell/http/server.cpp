@@ -16,35 +16,22 @@ namespace {
 // wait there (SOMAXCONN caps it).
 constexpr int k_backlog = 1024;
 
-struct Resolved {
-    sockaddr_storage address{};
-};
-
-// "host:port" or "[v6]:port" (the loader has checked the form) to an address. A name
-// is resolved with getaddrinfo, which blocks: it runs at start-up and at a reload.
-std::expected<Resolved, std::string> resolve(const std::string& listen) {
-    std::size_t colon = listen.rfind(':');
-    if (colon == std::string::npos) {
-        return std::unexpected(std::string("not host:port"));
-    }
-    std::string host = listen.substr(0, colon);
-    std::string port = listen.substr(colon + 1);
-    if (host.size() >= 2 && host.front() == '[' && host.back() == ']') {
-        host = host.substr(1, host.size() - 2);
-    }
+// "host:port" or "[v6]:port" (the loader has checked the form) to an address.
+// `flags` AI_NUMERICHOST: literals only, which never consult a resolver.
+std::expected<sockaddr_storage, std::string> resolve(const std::string& listen, int flags) {
+    auto [host, port] = Server::split_listen(listen);
     addrinfo hints{};
     hints.ai_family = AF_UNSPEC;
     hints.ai_socktype = SOCK_STREAM;
-    hints.ai_flags = AI_NUMERICSERV;
+    hints.ai_flags = AI_NUMERICSERV | flags;
     addrinfo* found = nullptr;
     int rc = ::getaddrinfo(host.c_str(), port.c_str(), &hints, &found);
     if (rc != 0 || found == nullptr) {
         return std::unexpected(std::string("cannot resolve \"") + host +
                                "\": " + ::gai_strerror(rc));
     }
-    Resolved out;
-    std::memcpy(&out.address, found->ai_addr,
-                std::min<std::size_t>(found->ai_addrlen, sizeof out.address));
+    sockaddr_storage out{};
+    std::memcpy(&out, found->ai_addr, std::min<std::size_t>(found->ai_addrlen, sizeof out));
     ::freeaddrinfo(found);
     return out;
 }
@@ -59,21 +46,46 @@ Server::~Server() {
     m_listener.reset();
 }
 
+std::pair<std::string, std::string> Server::split_listen(const std::string& listen) {
+    std::size_t colon = listen.rfind(':');
+    if (colon == std::string::npos) {
+        return {listen, ""};
+    }
+    std::string host = listen.substr(0, colon);
+    if (host.size() >= 2 && host.front() == '[' && host.back() == ']') {
+        host = host.substr(1, host.size() - 2);
+    }
+    return {host, listen.substr(colon + 1)};
+}
+
+std::optional<sockaddr_storage> Server::numeric_address(const std::string& listen) {
+    auto address = resolve(listen, AI_NUMERICHOST);
+    return address ? std::optional(*address) : std::nullopt;
+}
+
 std::expected<std::unique_ptr<Server>, std::string> Server::open(uv_loop_t* loop,
                                                                  const std::string& listen,
                                                                  Sources sources) {
+    auto address = resolve(listen, 0);
+    if (!address) {
+        return std::unexpected("cannot listen on " + listen +
+                               " ([http] listen): " + address.error());
+    }
+    return open_at(loop, listen, *address, std::move(sources));
+}
+
+std::expected<std::unique_ptr<Server>, std::string> Server::open_at(uv_loop_t* loop,
+                                                                    const std::string& listen,
+                                                                    const sockaddr_storage& address,
+                                                                    Sources sources) {
     auto failed = [&](const std::string& why) {
         return std::unexpected("cannot listen on " + listen + " ([http] listen): " + why);
     };
-    auto address = resolve(listen);
-    if (!address) {
-        return failed(address.error());
-    }
     std::unique_ptr<Server> server(new Server(loop, listen, std::move(sources)));
+    server->m_address = address;
     int rc = server->m_listener.init(uv_tcp_init, loop);
     if (rc == 0) {
-        rc = uv_tcp_bind(server->m_listener.get(),
-                         reinterpret_cast<const sockaddr*>(&address->address), 0);
+        rc = uv_tcp_bind(server->m_listener.get(), reinterpret_cast<const sockaddr*>(&address), 0);
     }
     if (rc == 0) {
         rc = uv_listen(server->m_listener.as_stream(), k_backlog,

@@ -5,12 +5,15 @@
 // listener until accept_one() takes it, so the others wait in the kernel's backlog.
 // Nothing here arms a timer while no connection is open.
 
+#include <sys/socket.h>
 #include <uv.h>
 
 #include <cstddef>
 #include <expected>
 #include <memory>
+#include <optional>
 #include <string>
+#include <utility>
 #include <vector>
 
 #include "daemon/shell/http/router.hpp"
@@ -24,16 +27,27 @@ class Connection;
 
 class Server {
 public:
-    // Resolves `listen` ("host:port", "[v6]:port"; a name is resolved now, blocking),
-    // binds and listens. The error names the address and the reason.
+    // Resolves `listen` ("host:port", "[v6]:port"; a name is resolved now, blocking:
+    // pkitd's start-up only), binds and listens. The error names the address and the
+    // reason.
     static std::expected<std::unique_ptr<Server>, std::string> open(uv_loop_t* loop,
                                                                     const std::string& listen,
                                                                     Sources sources);
+    // The same at an address already resolved (`listen` is what the errors name).
+    static std::expected<std::unique_ptr<Server>, std::string> open_at(
+        uv_loop_t* loop, const std::string& listen, const sockaddr_storage& address,
+        Sources sources);
+    // `listen` as an address when its host is numeric (an IPv4 or [IPv6] literal),
+    // which needs no resolver; nullopt for a name (or a malformed address).
+    static std::optional<sockaddr_storage> numeric_address(const std::string& listen);
+    // The host and the port of `listen`, the brackets of an IPv6 literal removed.
+    static std::pair<std::string, std::string> split_listen(const std::string& listen);
     ~Server();
     Server(const Server&) = delete;
     Server& operator=(const Server&) = delete;
 
     const std::string& listen() const { return m_listen; }
+    const sockaddr_storage& address() const { return m_address; }
     std::size_t connections() const { return m_connections.size(); }
 
     // --- For Connection ------------------------------------------------------------
@@ -50,6 +64,7 @@ private:
 
     uv_loop_t* m_loop;
     std::string m_listen;
+    sockaddr_storage m_address{};
     Sources m_sources;
     UvHandle<uv_tcp_t> m_listener;
     std::vector<std::unique_ptr<Connection>> m_connections;

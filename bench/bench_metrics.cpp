@@ -1,0 +1,197 @@
+// What a Prometheus scrape of /metrics costs pkitd at scale (SPEC §11; goal: < 20 ms of
+// pkitd CPU per scrape at 1,000 services). pkitd runs --services `sleep 1000` services
+// with `[http] listen` on a free 127.0.0.1 port; once all run, --rounds rounds of
+// --scrapes sequential `GET /metrics` (HTTP/1.0, a connection each) are timed:
+//   - pkitd CPU per scrape: the loop thread's run time (/proc/PID/task/PID/schedstat,
+//     nanoseconds) across each scrape, median; and utime+stime (/proc/PID/stat, clock
+//     ticks) across each round divided by its scrapes, median of the rounds;
+//   - latency: connect until the server closed, median and p99;
+//   - the body's size and series count, checked to name every service.
+// With --baseline PATH a second pkitd (e.g. a build from before a change) runs the
+// same tree at the same time, and the rounds alternate between the two, so both see
+// the same machine and the same /proc.
+//
+//   bench_metrics --pkitd PATH [--baseline PATH] [--services 1000] [--rounds 5]
+//                 [--scrapes 20]
+
+#include <arpa/inet.h>
+#include <netinet/in.h>
+#include <sys/socket.h>
+
+#include "bench/bench_util.hpp"
+
+namespace {
+
+using namespace pkit::bench;
+
+// A TCP port on 127.0.0.1 that was free a moment ago.
+int free_port() {
+    int fd = ::socket(AF_INET, SOCK_STREAM | SOCK_CLOEXEC, 0);
+    sockaddr_in addr{};
+    addr.sin_family = AF_INET;
+    addr.sin_addr.s_addr = htonl(INADDR_LOOPBACK);
+    socklen_t len = sizeof addr;
+    ::bind(fd, reinterpret_cast<sockaddr*>(&addr), sizeof addr);
+    ::getsockname(fd, reinterpret_cast<sockaddr*>(&addr), &len);
+    ::close(fd);
+    return ntohs(addr.sin_port);
+}
+
+// Nanoseconds the thread `pid` (pkitd's loop thread) has run; -1 when unreadable.
+long long run_nanoseconds(pid_t pid) {
+    std::string text =
+        read_text("/proc/" + std::to_string(pid) + "/task/" + std::to_string(pid) + "/schedstat");
+    return text.empty() ? -1 : std::strtoll(text.c_str(), nullptr, 10);
+}
+
+// One `GET /metrics` on a connection of its own: the whole response, or "" on failure.
+std::string scrape(int port, double timeout) {
+    int fd = ::socket(AF_INET, SOCK_STREAM | SOCK_CLOEXEC, 0);
+    sockaddr_in addr{};
+    addr.sin_family = AF_INET;
+    addr.sin_addr.s_addr = htonl(INADDR_LOOPBACK);
+    addr.sin_port = htons(static_cast<uint16_t>(port));
+    std::string response;
+    if (::connect(fd, reinterpret_cast<sockaddr*>(&addr), sizeof addr) == 0) {
+        const char request[] = "GET /metrics HTTP/1.0\r\nHost: bench\r\n\r\n";
+        if (::send(fd, request, sizeof request - 1, MSG_NOSIGNAL) ==
+            static_cast<ssize_t>(sizeof request - 1)) {
+            double until = mono_seconds() + timeout;
+            char buffer[65536];
+            pollfd p{fd, POLLIN, 0};
+            while (mono_seconds() < until && ::poll(&p, 1, 100) >= 0) {
+                if ((p.revents & (POLLIN | POLLHUP | POLLERR)) == 0) {
+                    continue;
+                }
+                ssize_t n = ::recv(fd, buffer, sizeof buffer, 0);
+                if (n <= 0) {
+                    break;
+                }
+                response.append(buffer, static_cast<std::size_t>(n));
+            }
+        }
+    }
+    ::close(fd);
+    return response;
+}
+
+struct Subject {
+    std::string label;
+    std::string binary;
+    TempDir dir{"pkit-bench-metrics"};
+    int port = 0;
+    std::unique_ptr<Pkitd> pkitd;
+    std::vector<double> cpu_ns;    // loop thread run time per scrape, seconds
+    std::vector<double> cpu_tick;  // utime+stime per scrape, per round, seconds
+    std::vector<double> latency;   // seconds
+    long failures = 0;
+    std::size_t body_bytes = 0;
+    std::size_t samples = 0;
+};
+
+bool start(Subject& s, std::size_t services) {
+    s.port = free_port();
+    s.dir.write("pkitd.toml", "[http]\nlisten = \"127.0.0.1:" + std::to_string(s.port) + "\"\n");
+    for (std::size_t i = 0; i < services; ++i) {
+        s.dir.write("services/" + service_name(i) + ".toml",
+                    "command = [\"/bin/sleep\", \"1000\"]\n");
+    }
+    s.pkitd = std::make_unique<Pkitd>(s.binary, s.dir.path());
+    Client client;
+    if (!s.pkitd->start() || !s.pkitd->connect(client, 30.0)) {
+        return false;
+    }
+    return wait_running(*s.pkitd, client, services, 120.0).has_value();
+}
+
+void round(Subject& s, int scrapes, std::size_t services) {
+    pid_t pid = s.pkitd->pid();
+    double ticks_before = cpu_seconds(pid);
+    int done = 0;
+    for (int i = 0; i < scrapes; ++i) {
+        long long before = run_nanoseconds(pid);
+        double begin = mono_seconds();
+        std::string response = scrape(s.port, 10.0);
+        double took = mono_seconds() - begin;
+        long long after = run_nanoseconds(pid);
+        std::size_t body = response.find("\r\n\r\n");
+        if (response.rfind("HTTP/1.", 0) != 0 || response.find(" 200 ") == std::string::npos ||
+            body == std::string::npos ||
+            response.find("service=\"" + service_name(services - 1) + "\"") == std::string::npos) {
+            ++s.failures;
+            continue;
+        }
+        ++done;
+        s.latency.push_back(took);
+        if (before >= 0 && after >= before) {
+            s.cpu_ns.push_back(static_cast<double>(after - before) / 1e9);
+        }
+        s.body_bytes = response.size() - body - 4;
+        s.samples = static_cast<std::size_t>(
+            std::count(response.begin() + static_cast<std::ptrdiff_t>(body), response.end(), '\n'));
+    }
+    double ticks_after = cpu_seconds(pid);
+    if (done > 0 && !std::isnan(ticks_before) && !std::isnan(ticks_after)) {
+        s.cpu_tick.push_back((ticks_after - ticks_before) / done);
+    }
+}
+
+void report(const Subject& s) {
+    double cpu = median(s.cpu_ns);
+    print_row(s.label + ": pkitd CPU per scrape (loop thread)", format_number(cpu * 1e3, 2), "ms",
+              "< 20 ms", format_number(cpu / 0.020, 2) + "x goal",
+              cpu < 0.020 ? "meets" : "misses");
+    double ticks = median(s.cpu_tick);
+    print_row(s.label + ": pkitd utime+stime per scrape", format_number(ticks * 1e3, 2), "ms",
+              "< 20 ms", "(10 ms ticks / round)", "");
+    print_row(s.label + ": scrape latency", format_number(median(s.latency) * 1e3, 2), "ms", "",
+              "p99 " + format_number(percentile(s.latency, 0.99) * 1e3, 2) + " ms", "");
+    print_note(s.label + ": " + std::to_string(s.latency.size()) + " scrapes, " +
+               std::to_string(s.failures) + " failed; body " + std::to_string(s.body_bytes) +
+               " bytes, " + std::to_string(s.samples) + " lines");
+}
+
+}  // namespace
+
+int main(int argc, char** argv) {
+    std::string binary = arg(argc, argv, "--pkitd", "build/daemon/pkitd");
+    std::string baseline = arg(argc, argv, "--baseline", "");
+    auto services = static_cast<std::size_t>(arg_number(argc, argv, "--services", 1000));
+    int rounds = static_cast<int>(arg_number(argc, argv, "--rounds", 5));
+    int scrapes = static_cast<int>(arg_number(argc, argv, "--scrapes", 20));
+    if (services == 0) {
+        services = 1;
+    }
+
+    std::vector<std::unique_ptr<Subject>> subjects;
+    subjects.push_back(std::make_unique<Subject>());
+    subjects.back()->label = "pkitd";
+    subjects.back()->binary = binary;
+    if (!baseline.empty()) {
+        subjects.back()->label = "this pkitd";
+        subjects.push_back(std::make_unique<Subject>());
+        subjects.back()->label = "baseline";
+        subjects.back()->binary = baseline;
+    }
+    print_header("/metrics scrape, " + std::to_string(services) + " `sleep 1000` services, " +
+                 std::to_string(rounds) + " rounds of " + std::to_string(scrapes) + " scrapes" +
+                 (baseline.empty() ? "" : ", alternating with the baseline"));
+    for (auto& s : subjects) {
+        if (!start(*s, services)) {
+            print_note(s->label + ": pkitd did not get all services running; no figures");
+            return 0;
+        }
+    }
+    for (int r = 0; r < rounds; ++r) {
+        for (auto& s : subjects) {
+            round(*s, scrapes, services);
+        }
+    }
+    for (auto& s : subjects) {
+        report(*s);
+    }
+    for (auto& s : subjects) {
+        s->pkitd->stop();
+    }
+    return 0;
+}
