@@ -57,6 +57,15 @@ TEST_CASE("output patterns take RE2 syntax and search anywhere in one line") {
     }
 }
 
+TEST_CASE("a byte that is not UTF-8 is matched by no . or negated class, as pkit.toml(5) says") {
+    const std::string latin1 = "caf\xe9 down";  // Latin-1 e-acute: not UTF-8
+    CHECK(compiled("down").search(latin1));
+    CHECK(compiled("caf").search(latin1));
+    CHECK_FALSE(compiled("caf. down").search(latin1));
+    CHECK_FALSE(compiled("caf[^x] down").search(latin1));
+    CHECK(compiled("caf. down").search("caf\xc3\xa9 down"));  // the same in UTF-8
+}
+
 TEST_CASE("output patterns compare by their source text and copies share the program") {
     Pattern a = compiled("x+y");
     Pattern b = compiled("x+y");
