@@ -29,6 +29,7 @@
 #include "daemon/shell/io/background_load.hpp"
 #include "daemon/shell/io/line_reader.hpp"
 #include "daemon/shell/io/notify_socket.hpp"
+#include "daemon/shell/io/resources.hpp"
 #include "daemon/shell/io/output_writer.hpp"
 #include "daemon/shell/io/systemd_notifier.hpp"
 #include "daemon/shell/launch/pending_launch.hpp"
@@ -105,6 +106,8 @@ public:
     const DaemonOptions& options() const { return m_options; }
     uv_loop_t* loop() const { return m_loop; }
     std::uint64_t orphans_reaped() const { return m_orphans; }
+    // The /proc/PID/stat fds kept between resource passes (status, /metrics).
+    ProcStatCache& proc_stats() { return m_proc_stats; }
     double uptime() const;
     bool shutting_down() const { return m_supervisor.shutting_down(); }
 
@@ -211,6 +214,7 @@ private:
     std::vector<std::size_t> m_pipes_to_sweep;
     std::vector<Leftover> m_leftovers;
     std::uint64_t m_orphans = 0;
+    ProcStatCache m_proc_stats;
     bool m_pumping = false;
     // Inside on_child, where a spawn waits for the next turn in m_spawns_due.
     bool m_reaping = false;

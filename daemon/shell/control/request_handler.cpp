@@ -260,7 +260,8 @@ void RequestHandler::handle_status(ConnectionId connection, const proto::Request
     if (request.resources) {
         // One pass over /proc for the whole request (SPEC §5 resources).
         const core::Supervisor& sup = std::as_const(m_daemon).supervisor();
-        std::vector<proto::Resources> used = read_group_resources(run_groups(sup, *services));
+        std::vector<proto::Resources> used =
+            read_group_resources(run_groups(sup, *services), m_daemon.proc_stats());
         for (std::size_t k = 0; k < services->size(); ++k) {
             proto::ServiceStatus& status = result.services[k];
             status.resources.asked = true;

@@ -2,12 +2,15 @@
 
 #include <dirent.h>
 #include <fcntl.h>
+#include <sys/resource.h>
 #include <unistd.h>
 
 #include <algorithm>
 #include <charconv>
 #include <cstdio>
+#include <cstdint>
 #include <cstdlib>
+#include <utility>
 
 namespace pkit::shell {
 
@@ -31,6 +34,15 @@ template <typename T>
 bool to_number(std::string_view text, T& out) {
     auto [end, ec] = std::from_chars(text.data(), text.data() + text.size(), out);
     return ec == std::errc{} && end == text.data() + text.size();
+}
+
+// pkitd's soft RLIMIT_NOFILE (raised to the hard limit at start), SIZE_MAX if unlimited.
+std::size_t soft_nofile() {
+    rlimit limit{};
+    if (::getrlimit(RLIMIT_NOFILE, &limit) != 0 || limit.rlim_cur == RLIM_INFINITY) {
+        return SIZE_MAX;
+    }
+    return static_cast<std::size_t>(limit.rlim_cur);
 }
 
 }  // namespace
@@ -59,7 +71,81 @@ bool parse_proc_stat(std::string_view line, ProcStat& out) {
     return ok;
 }
 
-std::vector<proto::Resources> read_group_resources(const std::vector<pid_t>& pgids) {
+ProcStatCache::ProcStatCache(std::size_t capacity)
+    : m_capacity(capacity), m_soft_nofile(soft_nofile()) {}
+
+ProcStatCache::~ProcStatCache() {
+    keep(false);
+    for (const auto& [pid, entry] : m_fds) {
+        ::close(entry.fd);
+    }
+}
+
+std::size_t ProcStatCache::room() const {
+    return std::min(m_capacity, m_soft_nofile / 4);
+}
+
+std::size_t ProcStatCache::read_stat(int proc_fd, pid_t pid, char* buffer, std::size_t size) {
+    keep(false);  // an fd left pending by the caller is not cached
+    if (auto it = m_fds.find(pid); it != m_fds.end()) {
+        ssize_t n = ::pread(it->second.fd, buffer, size, 0);
+        if (n > 0) {
+            it->second.pass = m_pass;
+            return static_cast<std::size_t>(n);
+        }
+        // ESRCH: the process this fd was opened for is gone, and the pid, still in
+        // /proc, belongs to a new one; forget the old fd and open the new process's.
+        ::close(it->second.fd);
+        m_fds.erase(it);
+        ++m_dropped;
+    }
+    char path[32];
+    std::snprintf(path, sizeof path, "%d/stat", static_cast<int>(pid));
+    int fd = ::openat(proc_fd, path, O_RDONLY | O_CLOEXEC);
+    if (fd < 0) {
+        return 0;  // gone since readdir
+    }
+    ssize_t n = ::read(fd, buffer, size);
+    if (n <= 0) {
+        ::close(fd);
+        return 0;
+    }
+    m_pending_fd = fd;
+    m_pending_pid = pid;
+    return static_cast<std::size_t>(n);
+}
+
+void ProcStatCache::keep(bool wanted) {
+    if (m_pending_fd < 0) {
+        return;
+    }
+    int fd = std::exchange(m_pending_fd, -1);
+    std::size_t room = m_fds.size() < m_capacity ? this->room() : 0;
+    // Never an fd in the upper half of the table: that half is the launches' and
+    // clients'.
+    bool low = room > 0 && static_cast<std::size_t>(fd) < m_soft_nofile / 2;
+    if (low && m_fds.size() < (wanted ? room : room / 2)) {
+        m_fds.emplace(m_pending_pid, Entry{fd, m_pass});
+    } else {
+        ::close(fd);
+    }
+}
+
+void ProcStatCache::end_pass() {
+    keep(false);
+    std::erase_if(m_fds, [this](const auto& item) {
+        if (item.second.pass == m_pass) {
+            return false;
+        }
+        ::close(item.second.fd);
+        return true;
+    });
+    ++m_pass;
+    m_soft_nofile = soft_nofile();  // the limit may have been raised meanwhile
+}
+
+std::vector<proto::Resources> read_group_resources(const std::vector<pid_t>& pgids,
+                                                   ProcStatCache& cache) {
     std::vector<proto::Resources> result(pgids.size());
     if (pgids.empty()) {
         return result;
@@ -84,25 +170,23 @@ std::vector<proto::Resources> read_group_resources(const std::vector<pid_t>& pgi
         return result;
     }
     int proc_fd = ::dirfd(proc);
-    char path[sizeof(dirent::d_name) + 8];
     char buffer[1024];
     while (const dirent* entry = ::readdir(proc)) {
         if (entry->d_name[0] < '1' || entry->d_name[0] > '9') {
             continue;
         }
-        std::snprintf(path, sizeof path, "%s/stat", entry->d_name);
-        int fd = ::openat(proc_fd, path, O_RDONLY | O_CLOEXEC);
-        if (fd < 0) {
-            continue;  // gone since readdir
+        int pid = 0;
+        std::string_view name(entry->d_name);
+        if (!to_number(name, pid)) {
+            continue;
         }
-        ssize_t n = ::read(fd, buffer, sizeof buffer);
-        ::close(fd);
+        std::size_t n = cache.read_stat(proc_fd, pid, buffer, sizeof buffer);
         ProcStat stat;
-        if (n <= 0 ||
-            !parse_proc_stat(std::string_view(buffer, static_cast<std::size_t>(n)), stat)) {
+        if (n == 0 || !parse_proc_stat(std::string_view(buffer, n), stat)) {
             continue;
         }
         auto it = std::ranges::lower_bound(wanted, std::pair{stat.pgid, std::size_t{0}});
+        cache.keep(it != wanted.end() && it->first == stat.pgid);
         for (; it != wanted.end() && it->first == stat.pgid; ++it) {
             proto::Resources& sum = result[it->second];
             if (stat.state != 'Z' && stat.state != 'X') {
@@ -114,6 +198,7 @@ std::vector<proto::Resources> read_group_resources(const std::vector<pid_t>& pgi
         }
     }
     ::closedir(proc);
+    cache.end_pass();
     return result;
 }
 
