@@ -7,6 +7,7 @@
 
 #include "config/loader.hpp"
 #include "ctl/commands.hpp"
+#include "ctl/common.hpp"
 
 namespace pkit::ctl {
 namespace {
@@ -60,11 +61,14 @@ int run_check(const GlobalOptions& global, const CheckOptions& options) {
 
 }  // namespace
 
-Subcommand add_check(CLI::App& app, const GlobalOptions& global) {
+CommandSpec add_check(const GlobalOptions& global) {
     auto options = std::make_shared<CheckOptions>();
-    auto* command = app.add_subcommand("check", "validate a configuration tree offline");
-    command->add_option("DIR", options->dir, "the tree (default: $PKIT_CONFIG, else /etc/pkit)");
-    return {command, [&global, options] { return run_check(global, *options); }};
+    return {.name = "check",
+            .description = "validate a configuration tree offline",
+            .options = {{.names = "DIR",
+                         .help = "the tree (default: $PKIT_CONFIG, else /etc/pkit)",
+                         .target = &options->dir}},
+            .run = [&global, options] { return run_check(global, *options); }};
 }
 
 }  // namespace pkit::ctl

@@ -1,34 +1,57 @@
 #pragma once
-// pkitctl's subcommands, one file each. Every add_… function declares its subcommand
-// on `app` with an options struct of its own (held by the runner, never in a static),
-// and returns the runner main calls when that subcommand was given. A runner returns
-// the exit status, or throws CtlError.
+// pkitctl's subcommands, one file each. Every add_… function describes its subcommand
+// as a CommandSpec: its options, each bound to a member of an options struct of its own
+// (held by the runner, never in a static), and the runner main calls when that
+// subcommand was given. A runner returns the exit status, or throws CtlError.
+//
+// Only main.cpp turns these specs into CLI11 options: CLI11 is a large header-only
+// library, and one file instantiating it compiles far faster than thirteen (issue 13).
 
 #include <functional>
+#include <optional>
+#include <string>
+#include <utility>
+#include <variant>
 #include <vector>
 
-#include <CLI/CLI.hpp>
-
-#include "ctl/common.hpp"
+#include "ctl/global_options.hpp"
 
 namespace pkit::ctl {
 
-struct Subcommand {
-    CLI::App* app = nullptr;
+// One option, flag or positional argument of a subcommand, as CLI11 is told it.
+struct OptionSpec {
+    // CLI11's name list: "--tree", "-n,--lines", or a positional "NAME".
+    std::string names;
+    std::string help;
+    // Where the value goes; a bool* makes a flag.
+    std::variant<bool*, int*, std::string*, std::vector<std::string>*> target;
+    std::string type_name;            // the value's word in --help; empty: CLI11's
+    bool required = false;            // ->required()
+    bool show_default = false;        // ->capture_default_str()
+    bool one_at_a_time = false;       // ->allow_extra_args(false): repeat the option
+    std::vector<std::string> one_of;  // non-empty: ->check(CLI::IsMember(one_of))
+    std::optional<std::pair<int, int>> range;  // ->check(CLI::Range(first, second))
+    bool* given = nullptr;  // when set: whether the option was on the command line
+};
+
+struct CommandSpec {
+    std::string name;
+    std::string description;
+    std::vector<OptionSpec> options;
     std::function<int()> run;
 };
 
-Subcommand add_status(CLI::App& app, const GlobalOptions& global);
-std::vector<Subcommand> add_control(CLI::App& app, const GlobalOptions& global);  // start...
-Subcommand add_signal(CLI::App& app, const GlobalOptions& global);
-Subcommand add_logs(CLI::App& app, const GlobalOptions& global);
-Subcommand add_events(CLI::App& app, const GlobalOptions& global);
-Subcommand add_explain(CLI::App& app, const GlobalOptions& global);
-Subcommand add_reload(CLI::App& app, const GlobalOptions& global);
-Subcommand add_shutdown(CLI::App& app, const GlobalOptions& global);
-Subcommand add_check(CLI::App& app, const GlobalOptions& global);
-Subcommand add_wait(CLI::App& app, const GlobalOptions& global);
-Subcommand add_health(CLI::App& app, const GlobalOptions& global);
-Subcommand add_show(CLI::App& app, const GlobalOptions& global);
+CommandSpec add_status(const GlobalOptions& global);
+std::vector<CommandSpec> add_control(const GlobalOptions& global);  // start, stop, restart
+CommandSpec add_signal(const GlobalOptions& global);
+CommandSpec add_logs(const GlobalOptions& global);
+CommandSpec add_events(const GlobalOptions& global);
+CommandSpec add_explain(const GlobalOptions& global);
+CommandSpec add_reload(const GlobalOptions& global);
+CommandSpec add_shutdown(const GlobalOptions& global);
+CommandSpec add_check(const GlobalOptions& global);
+CommandSpec add_wait(const GlobalOptions& global);
+CommandSpec add_health(const GlobalOptions& global);
+CommandSpec add_show(const GlobalOptions& global);
 
 }  // namespace pkit::ctl

@@ -14,6 +14,7 @@
 #include <memory>
 
 #include "ctl/commands.hpp"
+#include "ctl/common.hpp"
 
 namespace pkit::ctl {
 namespace {
@@ -67,28 +68,32 @@ int run_control(const GlobalOptions& global, const ControlOptions& options) {
     return print_services(global, result);
 }
 
-Subcommand add_one(CLI::App& app, const GlobalOptions& global, proto::Command command,
-                   const std::string& description) {
+CommandSpec add_one(const GlobalOptions& global, proto::Command command,
+                    const std::string& description) {
     auto options = std::make_shared<ControlOptions>();
     options->command = command;
-    auto* sub = app.add_subcommand(std::string(proto::to_string(command)), description);
-    sub->add_option("NAME", options->names, "the services");
-    sub->add_flag("--all", options->all, "every service");
+    CommandSpec spec{
+        .name = std::string(proto::to_string(command)),
+        .description = description,
+        .options = {{.names = "NAME", .help = "the services", .target = &options->names},
+                    {.names = "--all", .help = "every service", .target = &options->all}},
+        .run = [&global, options] { return run_control(global, *options); }};
     if (command != proto::Command::start) {
-        sub->add_flag("--no-block", options->no_block,
-                      "return once pkitd accepted the request, before the runs have ended");
+        spec.options.push_back(
+            {.names = "--no-block",
+             .help = "return once pkitd accepted the request, before the runs have ended",
+             .target = &options->no_block});
     }
-    return {sub, [&global, options] { return run_control(global, *options); }};
+    return spec;
 }
 
 }  // namespace
 
-std::vector<Subcommand> add_control(CLI::App& app, const GlobalOptions& global) {
+std::vector<CommandSpec> add_control(const GlobalOptions& global) {
     return {
-        add_one(app, global, proto::Command::start, "start stopped services"),
-        add_one(app, global, proto::Command::stop,
-                "stop services (they stay stopped until started)"),
-        add_one(app, global, proto::Command::restart, "restart services with fresh runs"),
+        add_one(global, proto::Command::start, "start stopped services"),
+        add_one(global, proto::Command::stop, "stop services (they stay stopped until started)"),
+        add_one(global, proto::Command::restart, "restart services with fresh runs"),
     };
 }
 

@@ -7,6 +7,7 @@
 
 #include "ctl/client.hpp"
 #include "ctl/commands.hpp"
+#include "ctl/common.hpp"
 #include "ctl/event_line.hpp"
 
 namespace pkit::ctl {
@@ -47,21 +48,25 @@ int run_events(const GlobalOptions& global, const EventFilter& filter) {
 
 }  // namespace
 
-Subcommand add_events(CLI::App& app, const GlobalOptions& global) {
+CommandSpec add_events(const GlobalOptions& global) {
     auto filter = std::make_shared<EventFilter>();
-    auto* command = app.add_subcommand("events", "print supervision events until interrupted");
-    command->add_option("--service", filter->services, "only this service's events (repeatable)")
-        ->type_name("NAME")
-        ->allow_extra_args(false);
-    command
-        ->add_option("--type", filter->types,
-                     "only events of this type (repeatable): started, ready, exited, restarting, "
-                     "storm_pause, liveness_kill, health, stopped, gave_up, "
-                     "restarts_exhausted, group_failed, escalated or reload")
-        ->type_name("TYPE")
-        ->allow_extra_args(false)
-        ->check(CLI::IsMember(event_types()));
-    return {command, [&global, filter] { return run_events(global, *filter); }};
+    return {.name = "events",
+            .description = "print supervision events until interrupted",
+            .options = {{.names = "--service",
+                         .help = "only this service's events (repeatable)",
+                         .target = &filter->services,
+                         .type_name = "NAME",
+                         .one_at_a_time = true},
+                        {.names = "--type",
+                         .help = "only events of this type (repeatable): started, ready, "
+                                 "exited, restarting, storm_pause, liveness_kill, health, "
+                                 "stopped, gave_up, restarts_exhausted, group_failed, "
+                                 "escalated or reload",
+                         .target = &filter->types,
+                         .type_name = "TYPE",
+                         .one_at_a_time = true,
+                         .one_of = event_types()}},
+            .run = [&global, filter] { return run_events(global, *filter); }};
 }
 
 }  // namespace pkit::ctl

@@ -5,6 +5,7 @@
 #include <memory>
 
 #include "ctl/commands.hpp"
+#include "ctl/common.hpp"
 
 namespace pkit::ctl {
 namespace {
@@ -26,11 +27,15 @@ int run_explain(const GlobalOptions& global, const ExplainOptions& options) {
 
 }  // namespace
 
-Subcommand add_explain(CLI::App& app, const GlobalOptions& global) {
+CommandSpec add_explain(const GlobalOptions& global) {
     auto options = std::make_shared<ExplainOptions>();
-    auto* command = app.add_subcommand("explain", "say why a service is in its state");
-    command->add_option("NAME", options->name, "the service")->required();
-    return {command, [&global, options] { return run_explain(global, *options); }};
+    return {.name = "explain",
+            .description = "say why a service is in its state",
+            .options = {{.names = "NAME",
+                         .help = "the service",
+                         .target = &options->name,
+                         .required = true}},
+            .run = [&global, options] { return run_explain(global, *options); }};
 }
 
 }  // namespace pkit::ctl

@@ -5,6 +5,7 @@
 #include <iostream>
 
 #include "ctl/commands.hpp"
+#include "ctl/common.hpp"
 
 namespace pkit::ctl {
 namespace {
@@ -29,10 +30,11 @@ int run_health(const GlobalOptions& global) {
 
 }  // namespace
 
-Subcommand add_health(CLI::App& app, const GlobalOptions& global) {
-    auto* command = app.add_subcommand(
-        "health", "pkitd's own readiness: lists what is not ready (exit 3 when not ready)");
-    return {command, [&global] { return run_health(global); }};
+CommandSpec add_health(const GlobalOptions& global) {
+    return {.name = "health",
+            .description =
+                "pkitd's own readiness: lists what is not ready (exit 3 when not ready)",
+            .run = [&global] { return run_health(global); }};
 }
 
 }  // namespace pkit::ctl

@@ -9,6 +9,7 @@
 
 #include "ctl/client.hpp"
 #include "ctl/commands.hpp"
+#include "ctl/common.hpp"
 #include "ctl/log_lines.hpp"
 #include "ctl/logs_follow.hpp"
 #include "ctl/time_text.hpp"
@@ -105,33 +106,43 @@ int run_logs(const GlobalOptions& global, const LogsOptions& options) {
 
 }  // namespace
 
-Subcommand add_logs(CLI::App& app, const GlobalOptions& global) {
+CommandSpec add_logs(const GlobalOptions& global) {
     auto options = std::make_shared<LogsOptions>();
-    auto* command = app.add_subcommand(
-        "logs", "show services' captured output (several: interleaved by time, NAME | text)");
-    command->add_option("NAME", options->names, "the services")->required();
-    auto* lines = command->add_option("-n,--lines", options->lines, "the last LINES lines")
-                      ->type_name("LINES")
-                      ->check(CLI::Range(0, 1 << 30))
-                      ->capture_default_str();
-    command->add_flag("--previous", options->previous, "the run before the latest");
-    command->add_flag("-f,--follow", options->follow,
-                      "then print new lines as they come, across restarts, until the services "
-                      "are done, failed or stopped");
-    command->add_option("--stream", options->stream, "only this stream: stdout or stderr")
-        ->type_name("STREAM")
-        ->check(CLI::IsMember({"stdout", "stderr"}));
-    command->add_flag("-t,--timestamps", options->timestamps,
-                      "each line's time (local, to the millisecond) before its text");
-    command
-        ->add_option("--since", options->since,
-                     "only lines newer than DURATION ago (30s, 5m, 1h30m); all of them "
-                     "unless -n is given too")
-        ->type_name("DURATION");
-    return {command, [&global, options, lines] {
-                options->lines_given = lines->count() > 0;
-                return run_logs(global, *options);
-            }};
+    return {.name = "logs",
+            .description =
+                "show services' captured output (several: interleaved by time, NAME | text)",
+            .options = {{.names = "NAME",
+                         .help = "the services",
+                         .target = &options->names,
+                         .required = true},
+                        {.names = "-n,--lines",
+                         .help = "the last LINES lines",
+                         .target = &options->lines,
+                         .type_name = "LINES",
+                         .show_default = true,
+                         .range = std::pair{0, 1 << 30},
+                         .given = &options->lines_given},
+                        {.names = "--previous",
+                         .help = "the run before the latest",
+                         .target = &options->previous},
+                        {.names = "-f,--follow",
+                         .help = "then print new lines as they come, across restarts, until "
+                                 "the services are done, failed or stopped",
+                         .target = &options->follow},
+                        {.names = "--stream",
+                         .help = "only this stream: stdout or stderr",
+                         .target = &options->stream,
+                         .type_name = "STREAM",
+                         .one_of = {"stdout", "stderr"}},
+                        {.names = "-t,--timestamps",
+                         .help = "each line's time (local, to the millisecond) before its text",
+                         .target = &options->timestamps},
+                        {.names = "--since",
+                         .help = "only lines newer than DURATION ago (30s, 5m, 1h30m); all "
+                                 "of them unless -n is given too",
+                         .target = &options->since,
+                         .type_name = "DURATION"}},
+            .run = [&global, options] { return run_logs(global, *options); }};
 }
 
 }  // namespace pkit::ctl

@@ -1,20 +1,120 @@
 // pkitctl: steer a running pkitd over its control socket (SPEC §10). This file only
 // declares the command line and maps errors to exit statuses; the subcommands live in
-// their own files.
+// their own files and describe their options as CommandSpecs, which this file alone
+// hands to CLI11 (the only ctl file to include it).
 
+#include <algorithm>
+#include <cctype>
 #include <iostream>
+#include <memory>
+#include <string>
+#include <type_traits>
+#include <variant>
+
+#include <CLI/CLI.hpp>
 
 #include "ctl/color.hpp"
 #include "ctl/command_suggest.hpp"
 #include "ctl/commands.hpp"
-#include "ctl/help_format.hpp"
 #include "proto/version.hpp"
 
 using namespace pkit::ctl;
 
+namespace {
+
+// CLI11's own names for a value's C++ type: never shown; the option's name is.
+bool generic(const std::string& type) {
+    return type == "TEXT" || type == "INT" || type == "UINT" || type == "FLOAT" ||
+           type == "NUMBER" || type == "BOOLEAN";
+}
+
+// --help names option values in words (`--timeout SECONDS`, `--since DURATION`) instead
+// of CLI11's types and validator notes (`FLOAT:POSITIVE`, `INT in [0 - 1073741824]`),
+// with the default in words after them.
+class WordsFormatter : public CLI::Formatter {
+public:
+    std::string make_option_opts(const CLI::Option* opt) const override {
+        if (opt->get_type_size() == 0 || opt->get_type_name().empty()) {
+            return "";  // a flag
+        }
+        std::string out;
+        if (opt->nonpositional()) {
+            // The word set with type_name(), without the validators' notes after ':'.
+            std::string type = opt->get_type_name();
+            type = type.substr(0, type.find(':'));
+            if (generic(type)) {
+                type = opt->get_lnames().empty() ? "VALUE" : opt->get_lnames().front();
+                std::ranges::transform(type, type.begin(),
+                                       [](unsigned char c) { return std::toupper(c); });
+            }
+            out += " " + type;
+            if (!opt->get_default_str().empty()) {
+                out += " (default " + opt->get_default_str() + ")";
+            }
+        }
+        if (opt->get_expected_max() == CLI::detail::expected_max_vector_size) {
+            out += " ...";
+        }
+        if (opt->get_required()) {
+            out += " (required)";
+        }
+        return out;
+    }
+};
+
+// Declares one option of `spec` on `command` as CLI11 calls go.
+CLI::Option* add_option(CLI::App& command, const OptionSpec& spec) {
+    CLI::Option* option = std::visit(
+        [&](auto* target) -> CLI::Option* {
+            if constexpr (std::is_same_v<decltype(target), bool*>) {
+                return command.add_flag(spec.names, *target, spec.help);
+            } else {
+                return command.add_option(spec.names, *target, spec.help);
+            }
+        },
+        spec.target);
+    if (!spec.type_name.empty()) {
+        option->type_name(spec.type_name);
+    }
+    if (spec.one_at_a_time) {
+        option->allow_extra_args(false);
+    }
+    if (!spec.one_of.empty()) {
+        option->check(CLI::IsMember(spec.one_of));
+    }
+    if (spec.range) {
+        option->check(CLI::Range(spec.range->first, spec.range->second));
+    }
+    if (spec.required) {
+        option->required();
+    }
+    if (spec.show_default) {
+        option->capture_default_str();
+    }
+    return option;
+}
+
+// A subcommand declared on the app, with its options for the `given` flags.
+struct Declared {
+    CommandSpec spec;
+    CLI::App* app = nullptr;
+    std::vector<CLI::Option*> options;
+};
+
+Declared declare(CLI::App& app, CommandSpec spec) {
+    Declared declared{.app = app.add_subcommand(spec.name, spec.description)};
+    for (const auto& option : spec.options) {
+        declared.options.push_back(add_option(*declared.app, option));
+    }
+    declared.spec = std::move(spec);
+    return declared;
+}
+
+}  // namespace
+
 int main(int argc, char** argv) {
     CLI::App app{"pkitctl: see and steer the services of a running pkitd", "pkitctl"};
-    app.formatter(words_formatter());  // before the subcommands: they inherit it
+    app.formatter(std::make_shared<WordsFormatter>());  // before the subcommands: they inherit it
     GlobalOptions global;
     app.add_option("--socket", global.socket,
                    "control socket (default: $PKIT_SOCKET, else /run/pkit/pkitd.sock, else "
@@ -37,13 +137,14 @@ int main(int argc, char** argv) {
     app.require_subcommand(1);
     app.fallthrough();  // global options are also accepted after the command
 
-    std::vector<Subcommand> commands{add_status(app, global)};
-    for (auto& command : add_control(app, global)) {
-        commands.push_back(std::move(command));
+    std::vector<Declared> commands;
+    commands.push_back(declare(app, add_status(global)));
+    for (auto& command : add_control(global)) {
+        commands.push_back(declare(app, std::move(command)));
     }
     for (auto add : {add_signal, add_logs, add_events, add_explain, add_reload, add_shutdown,
                      add_check, add_wait, add_health, add_show}) {
-        commands.push_back(add(app, global));
+        commands.push_back(declare(app, add(global)));
     }
 
     // An unknown command gets a suggestion (exit 2) before CLI11's generic message.
@@ -68,7 +169,12 @@ int main(int argc, char** argv) {
     try {
         for (const auto& command : commands) {
             if (command.app->parsed()) {
-                return command.run();
+                for (std::size_t i = 0; i < command.options.size(); ++i) {
+                    if (bool* given = command.spec.options[i].given) {
+                        *given = command.options[i]->count() > 0;
+                    }
+                }
+                return command.spec.run();
             }
         }
         return k_exit_usage;

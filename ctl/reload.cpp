@@ -4,6 +4,7 @@
 #include <iostream>
 
 #include "ctl/commands.hpp"
+#include "ctl/common.hpp"
 
 namespace pkit::ctl {
 namespace {
@@ -37,9 +38,10 @@ int run_reload(const GlobalOptions& global) {
 
 }  // namespace
 
-Subcommand add_reload(CLI::App& app, const GlobalOptions& global) {
-    auto* command = app.add_subcommand("reload", "re-read the configuration");
-    return {command, [&global] { return run_reload(global); }};
+CommandSpec add_reload(const GlobalOptions& global) {
+    return {.name = "reload",
+            .description = "re-read the configuration",
+            .run = [&global] { return run_reload(global); }};
 }
 
 }  // namespace pkit::ctl

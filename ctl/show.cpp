@@ -7,6 +7,7 @@
 
 #include "ctl/color.hpp"
 #include "ctl/commands.hpp"
+#include "ctl/common.hpp"
 #include "ctl/show_view.hpp"
 #include "ctl/time_text.hpp"
 
@@ -41,14 +42,18 @@ int run_show(const GlobalOptions& global, const ShowOptions& options) {
 
 }  // namespace
 
-Subcommand add_show(CLI::App& app, const GlobalOptions& global) {
+CommandSpec add_show(const GlobalOptions& global) {
     auto options = std::make_shared<ShowOptions>();
-    auto* command = app.add_subcommand(
-        "show",
-        "one screen about one service: state, definition, probes, restarts, last "
-        "exit, resources, explain and its last 10 lines of output");
-    command->add_option("NAME", options->name, "the service")->required()->type_name("NAME");
-    return {command, [&global, options] { return run_show(global, *options); }};
+    return {.name = "show",
+            .description = "one screen about one service: state, definition, probes, "
+                           "restarts, last exit, resources, explain and its last 10 lines "
+                           "of output",
+            .options = {{.names = "NAME",
+                         .help = "the service",
+                         .target = &options->name,
+                         .type_name = "NAME",
+                         .required = true}},
+            .run = [&global, options] { return run_show(global, *options); }};
 }
 
 }  // namespace pkit::ctl

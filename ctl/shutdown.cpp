@@ -4,6 +4,7 @@
 #include <iostream>
 
 #include "ctl/commands.hpp"
+#include "ctl/common.hpp"
 
 namespace pkit::ctl {
 namespace {
@@ -20,9 +21,10 @@ int run_shutdown(const GlobalOptions& global) {
 
 }  // namespace
 
-Subcommand add_shutdown(CLI::App& app, const GlobalOptions& global) {
-    auto* command = app.add_subcommand("shutdown", "stop every service, then pkitd");
-    return {command, [&global] { return run_shutdown(global); }};
+CommandSpec add_shutdown(const GlobalOptions& global) {
+    return {.name = "shutdown",
+            .description = "stop every service, then pkitd",
+            .run = [&global] { return run_shutdown(global); }};
 }
 
 }  // namespace pkit::ctl

@@ -6,6 +6,7 @@
 
 #include "config/values.hpp"
 #include "ctl/commands.hpp"
+#include "ctl/common.hpp"
 
 namespace pkit::ctl {
 namespace {
@@ -35,14 +36,19 @@ int run_signal(const GlobalOptions& global, const SignalOptions& options) {
 
 }  // namespace
 
-Subcommand add_signal(CLI::App& app, const GlobalOptions& global) {
+CommandSpec add_signal(const GlobalOptions& global) {
     auto options = std::make_shared<SignalOptions>();
-    auto* command = app.add_subcommand("signal", "send a signal (HUP, SIGUSR1, 10...)");
-    command->add_flag("--group", options->group, "signal the whole process group");
-    command->add_option("ARGS", options->arguments, "the services, then the signal")
-        ->type_name("NAME... SIGNAL")
-        ->required();
-    return {command, [&global, options] { return run_signal(global, *options); }};
+    return {.name = "signal",
+            .description = "send a signal (HUP, SIGUSR1, 10...)",
+            .options = {{.names = "--group",
+                         .help = "signal the whole process group",
+                         .target = &options->group},
+                        {.names = "ARGS",
+                         .help = "the services, then the signal",
+                         .target = &options->arguments,
+                         .type_name = "NAME... SIGNAL",
+                         .required = true}},
+            .run = [&global, options] { return run_signal(global, *options); }};
 }
 
 }  // namespace pkit::ctl

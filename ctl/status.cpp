@@ -6,6 +6,7 @@
 #include <memory>
 
 #include "ctl/commands.hpp"
+#include "ctl/common.hpp"
 #include "ctl/render.hpp"
 
 namespace pkit::ctl {
@@ -41,15 +42,21 @@ int run_status(const GlobalOptions& global, const StatusOptions& options) {
 
 }  // namespace
 
-Subcommand add_status(CLI::App& app, const GlobalOptions& global) {
+CommandSpec add_status(const GlobalOptions& global) {
     auto options = std::make_shared<StatusOptions>();
-    auto* command = app.add_subcommand("status", "show the services' state");
-    command->add_flag("--tree", options->tree, "draw groups and their members");
-    command->add_flag("--resources", options->resources,
-                      "add PROCS, CPU (seconds) and MEM columns: each run's process group");
-    command->add_option("NAME", options->names,
-                        "only these services (exit 3 if one is not running)");
-    return {command, [&global, options] { return run_status(global, *options); }};
+    return {.name = "status",
+            .description = "show the services' state",
+            .options = {{.names = "--tree",
+                         .help = "draw groups and their members",
+                         .target = &options->tree},
+                        {.names = "--resources",
+                         .help = "add PROCS, CPU (seconds) and MEM columns: each run's "
+                                 "process group",
+                         .target = &options->resources},
+                        {.names = "NAME",
+                         .help = "only these services (exit 3 if one is not running)",
+                         .target = &options->names}},
+            .run = [&global, options] { return run_status(global, *options); }};
 }
 
 }  // namespace pkit::ctl

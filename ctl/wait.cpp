@@ -11,6 +11,7 @@
 #include "config/values.hpp"
 #include "ctl/client.hpp"
 #include "ctl/commands.hpp"
+#include "ctl/common.hpp"
 
 namespace pkit::ctl {
 namespace {
@@ -53,22 +54,25 @@ int run_wait(const GlobalOptions& global, const WaitOptions& options) {
 
 }  // namespace
 
-Subcommand add_wait(CLI::App& app, const GlobalOptions& global) {
+CommandSpec add_wait(const GlobalOptions& global) {
     auto options = std::make_shared<WaitOptions>();
-    auto* command = app.add_subcommand(
-        "wait", "block until services are ready (or done, or stopped); exit 3 if they cannot be");
-    command->add_option("NAME", options->names, "the services");
-    command->add_flag("--all", options->all, "every service");
-    command
-        ->add_option("--for", options->condition,
-                     "ready (running and ready, or done), done, or stopped")
-        ->type_name("CONDITION")
-        ->check(CLI::IsMember({"ready", "done", "stopped"}))
-        ->capture_default_str();
-    command->add_option("--within", options->within, "give up after this long (exit 3)")
-        ->type_name("DURATION")
-        ->capture_default_str();
-    return {command, [&global, options] { return run_wait(global, *options); }};
+    return {.name = "wait",
+            .description = "block until services are ready (or done, or stopped); exit 3 if "
+                           "they cannot be",
+            .options = {{.names = "NAME", .help = "the services", .target = &options->names},
+                        {.names = "--all", .help = "every service", .target = &options->all},
+                        {.names = "--for",
+                         .help = "ready (running and ready, or done), done, or stopped",
+                         .target = &options->condition,
+                         .type_name = "CONDITION",
+                         .show_default = true,
+                         .one_of = {"ready", "done", "stopped"}},
+                        {.names = "--within",
+                         .help = "give up after this long (exit 3)",
+                         .target = &options->within,
+                         .type_name = "DURATION",
+                         .show_default = true}},
+            .run = [&global, options] { return run_wait(global, *options); }};
 }
 
 }  // namespace pkit::ctl
