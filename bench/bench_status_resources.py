@@ -24,3 +24,5 @@ for args,label in (([],"status"),(["--resources"],"status --resources")):
         t=time.monotonic(); subprocess.run([CTL,"--socket",sock,"status"]+args,stdout=subprocess.DEVNULL); walls.append((time.monotonic()-t)*1000)
     print(f"{label}: pkitctl wall median {statistics.median(walls):.1f} ms, pkitd CPU per request {(cpu()-c0)/n*1000:.1f} ms (clock-tick resolution, {n} requests)")
 subprocess.run([CTL,"--socket",sock,"shutdown"],stdout=subprocess.DEVNULL); p.wait()
+import shutil
+shutil.rmtree(d, ignore_errors=True)
