@@ -3,26 +3,11 @@
 #include <algorithm>
 #include <optional>
 
+#include "ctl/json_fields.hpp"
 #include "ctl/time_text.hpp"
 
 namespace pkit::ctl {
 namespace {
-
-// The member `key` when it is a non-empty string, else "".
-std::string text_of(const proto::json& event, std::string_view key) {
-    auto it = event.find(key);
-    return it != event.end() && it->is_string() ? it->get<std::string>() : std::string();
-}
-
-// The member `key` when it is a number.
-std::optional<double> number_of(const proto::json& event, std::string_view key) {
-    auto it = event.find(key);
-    return it != event.end() && it->is_number() ? std::optional(it->get<double>()) : std::nullopt;
-}
-
-std::string integer_text(double value) {
-    return std::to_string(static_cast<long long>(value));
-}
 
 // " (run 4)" when the event carries its run.
 std::string run_suffix(const proto::json& event) {

@@ -6,25 +6,12 @@
 #include <utility>
 #include <vector>
 
+#include "ctl/json_fields.hpp"
 #include "ctl/render.hpp"
 #include "ctl/time_text.hpp"
 
 namespace pkit::ctl {
 namespace {
-
-std::string text_of(const proto::json& object, std::string_view key) {
-    auto it = object.find(key);
-    return it != object.end() && it->is_string() ? it->get<std::string>() : std::string();
-}
-
-std::optional<double> number_of(const proto::json& object, std::string_view key) {
-    auto it = object.find(key);
-    return it != object.end() && it->is_number() ? std::optional(it->get<double>()) : std::nullopt;
-}
-
-std::string integer(double value) {
-    return std::to_string(static_cast<long long>(value));
-}
 
 // The text of a fact, "-" when null or absent.
 std::string fact_or_dash(const proto::json& facts, std::string_view key) {
@@ -34,7 +21,7 @@ std::string fact_or_dash(const proto::json& facts, std::string_view key) {
 
 // "3 (on_crash; at most 5 in a 1m window)": the restarts and what bounds them.
 std::string restart_words(const proto::json& status, const proto::json& facts) {
-    std::string text = integer(number_of(status, "restarts").value_or(0));
+    std::string text = integer_text(number_of(status, "restarts").value_or(0));
     std::vector<std::string> notes;
     if (auto policy = text_of(facts, "policy"); !policy.empty()) {
         notes.push_back("policy " + policy);
@@ -45,10 +32,10 @@ std::string restart_words(const proto::json& status, const proto::json& facts) {
         } else {
             auto within = number_of(facts, "within").value_or(0);
             notes.push_back(
-                "at most " + integer(*max) +
+                "at most " + integer_text(*max) +
                 (within > 0 ? " in a " + seconds_words(within) + " window" : " in pkitd's life"));
             if (auto counted = number_of(facts, "restarts_counted")) {
-                notes.push_back(integer(*counted) + " counted");
+                notes.push_back(integer_text(*counted) + " counted");
             }
         }
     }
@@ -56,7 +43,7 @@ std::string restart_words(const proto::json& status, const proto::json& facts) {
         if (auto n = number_of(status, key); n && *n > 0) {
             std::string name(key);
             name.replace(name.find('_'), 1, " ");
-            notes.push_back(integer(*n) + " " + name);
+            notes.push_back(integer_text(*n) + " " + name);
         }
     }
     std::string joined;
@@ -75,7 +62,7 @@ std::string liveness_words(const proto::json& status, const proto::json& facts) 
     }
     std::string result = text_of(*health, "status");
     if (auto failures = number_of(*health, "failures"); failures && *failures > 0) {
-        result += " (" + integer(*failures) + " failed in a row)";
+        result += " (" + integer_text(*failures) + " failed in a row)";
     }
     return probe.empty() ? result : probe + ": " + result;
 }
@@ -94,7 +81,7 @@ std::string resources_words(const proto::json& status) {
         return "-";
     }
     auto processes = number_of(*used, "processes").value_or(0);
-    return integer(processes) + (processes == 1 ? " process" : " processes") + ", CPU " +
+    return integer_text(processes) + (processes == 1 ? " process" : " processes") + ", CPU " +
            seconds_words(number_of(*used, "cpu_seconds").value_or(0)) + ", memory " +
            memory_text(static_cast<std::int64_t>(number_of(*used, "rss_bytes").value_or(0)));
 }
@@ -104,9 +91,9 @@ std::string run_words(const proto::json& status) {
     if (run == 0) {
         return "none yet";
     }
-    std::string text = integer(run);
+    std::string text = integer_text(run);
     if (auto pid = number_of(status, "pid")) {
-        text += ", pid " + integer(*pid);
+        text += ", pid " + integer_text(*pid);
     }
     if (auto started = number_of(status, "started_at")) {
         text += ", started " + clock_text(*started);
@@ -134,7 +121,7 @@ std::string state_words(const proto::json& status, double now) {
     }
     if (auto in = number_of(status, "next_restart_in")) {
         // `restarts` already counts the restart that is pending.
-        text += ", restart " + integer(number_of(status, "restarts").value_or(0)) + " in " +
+        text += ", restart " + integer_text(number_of(status, "restarts").value_or(0)) + " in " +
                 seconds_words(*in);
     }
     return text;
@@ -152,7 +139,7 @@ std::string last_exit_words(const proto::json& status) {
     if (auto signal = text_of(*exit, "signal"); !signal.empty()) {
         text = "killed by " + signal;
     } else {
-        text = "exited with code " + integer(number_of(*exit, "code").value_or(-1));
+        text = "exited with code " + integer_text(number_of(*exit, "code").value_or(-1));
     }
     if (auto by = text_of(*exit, "killed_by"); !by.empty()) {
         text += " (" + by + ")";
@@ -218,8 +205,7 @@ std::string render_show(const ShowReplies& replies, double now, bool color) {
     }
     out += (lines.size() == 1 ? std::string("last line")
                               : "last " + std::to_string(lines.size()) + " lines") +
-           " of output (run " +
-           integer(number_of(replies.logs, "run").value_or(0)) + "):\n";
+           " of output (run " + integer_text(number_of(replies.logs, "run").value_or(0)) + "):\n";
     for (const auto& line : lines) {
         out += "  " + clock_text(number_of(line, "at").value_or(0)) + " " + text_of(line, "text") +
                "\n";
