@@ -25,11 +25,11 @@ struct OptionSpec {
     std::string help;
     // Where the value goes; a bool* makes a flag.
     std::variant<bool*, int*, std::string*, std::vector<std::string>*> target;
-    std::string type_name;            // the value's word in --help; empty: CLI11's
-    bool required = false;            // ->required()
-    bool show_default = false;        // ->capture_default_str()
-    bool one_at_a_time = false;       // ->allow_extra_args(false): repeat the option
-    std::vector<std::string> one_of;  // non-empty: ->check(CLI::IsMember(one_of))
+    std::string type_name;                     // the value's word in --help; empty: CLI11's
+    bool required = false;                     // ->required()
+    bool show_default = false;                 // ->capture_default_str()
+    bool one_at_a_time = false;                // ->allow_extra_args(false): repeat the option
+    std::vector<std::string> one_of;           // non-empty: ->check(CLI::IsMember(one_of))
     std::optional<std::pair<int, int>> range;  // ->check(CLI::Range(first, second))
     bool* given = nullptr;  // when set: whether the option was on the command line
 };

@@ -32,8 +32,7 @@ int run_health(const GlobalOptions& global) {
 
 CommandSpec add_health(const GlobalOptions& global) {
     return {.name = "health",
-            .description =
-                "pkitd's own readiness: lists what is not ready (exit 3 when not ready)",
+            .description = "pkitd's own readiness: lists what is not ready (exit 3 when not ready)",
             .run = [&global] { return run_health(global); }};
 }
 

@@ -108,41 +108,39 @@ int run_logs(const GlobalOptions& global, const LogsOptions& options) {
 
 CommandSpec add_logs(const GlobalOptions& global) {
     auto options = std::make_shared<LogsOptions>();
-    return {.name = "logs",
-            .description =
-                "show services' captured output (several: interleaved by time, NAME | text)",
-            .options = {{.names = "NAME",
-                         .help = "the services",
-                         .target = &options->names,
-                         .required = true},
-                        {.names = "-n,--lines",
-                         .help = "the last LINES lines",
-                         .target = &options->lines,
-                         .type_name = "LINES",
-                         .show_default = true,
-                         .range = std::pair{0, 1 << 30},
-                         .given = &options->lines_given},
-                        {.names = "--previous",
-                         .help = "the run before the latest",
-                         .target = &options->previous},
-                        {.names = "-f,--follow",
-                         .help = "then print new lines as they come, across restarts, until "
-                                 "the services are done, failed or stopped",
-                         .target = &options->follow},
-                        {.names = "--stream",
-                         .help = "only this stream: stdout or stderr",
-                         .target = &options->stream,
-                         .type_name = "STREAM",
-                         .one_of = {"stdout", "stderr"}},
-                        {.names = "-t,--timestamps",
-                         .help = "each line's time (local, to the millisecond) before its text",
-                         .target = &options->timestamps},
-                        {.names = "--since",
-                         .help = "only lines newer than DURATION ago (30s, 5m, 1h30m); all "
-                                 "of them unless -n is given too",
-                         .target = &options->since,
-                         .type_name = "DURATION"}},
-            .run = [&global, options] { return run_logs(global, *options); }};
+    return {
+        .name = "logs",
+        .description = "show services' captured output (several: interleaved by time, NAME | text)",
+        .options =
+            {{.names = "NAME", .help = "the services", .target = &options->names, .required = true},
+             {.names = "-n,--lines",
+              .help = "the last LINES lines",
+              .target = &options->lines,
+              .type_name = "LINES",
+              .show_default = true,
+              .range = std::pair{0, 1 << 30},
+              .given = &options->lines_given},
+             {.names = "--previous",
+              .help = "the run before the latest",
+              .target = &options->previous},
+             {.names = "-f,--follow",
+              .help = "then print new lines as they come, across restarts, until "
+                      "the services are done, failed or stopped",
+              .target = &options->follow},
+             {.names = "--stream",
+              .help = "only this stream: stdout or stderr",
+              .target = &options->stream,
+              .type_name = "STREAM",
+              .one_of = {"stdout", "stderr"}},
+             {.names = "-t,--timestamps",
+              .help = "each line's time (local, to the millisecond) before its text",
+              .target = &options->timestamps},
+             {.names = "--since",
+              .help = "only lines newer than DURATION ago (30s, 5m, 1h30m); all "
+                      "of them unless -n is given too",
+              .target = &options->since,
+              .type_name = "DURATION"}},
+        .run = [&global, options] { return run_logs(global, *options); }};
 }
 
 }  // namespace pkit::ctl

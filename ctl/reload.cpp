@@ -39,9 +39,9 @@ int run_reload(const GlobalOptions& global) {
 }  // namespace
 
 CommandSpec add_reload(const GlobalOptions& global) {
-    return {.name = "reload",
-            .description = "re-read the configuration",
-            .run = [&global] { return run_reload(global); }};
+    return {.name = "reload", .description = "re-read the configuration", .run = [&global] {
+                return run_reload(global);
+            }};
 }
 
 }  // namespace pkit::ctl

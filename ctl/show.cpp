@@ -45,9 +45,10 @@ int run_show(const GlobalOptions& global, const ShowOptions& options) {
 CommandSpec add_show(const GlobalOptions& global) {
     auto options = std::make_shared<ShowOptions>();
     return {.name = "show",
-            .description = "one screen about one service: state, definition, probes, "
-                           "restarts, last exit, resources, explain and its last 10 lines "
-                           "of output",
+            .description =
+                "one screen about one service: state, definition, probes, "
+                "restarts, last exit, resources, explain and its last 10 lines "
+                "of output",
             .options = {{.names = "NAME",
                          .help = "the service",
                          .target = &options->name,

@@ -22,9 +22,9 @@ int run_shutdown(const GlobalOptions& global) {
 }  // namespace
 
 CommandSpec add_shutdown(const GlobalOptions& global) {
-    return {.name = "shutdown",
-            .description = "stop every service, then pkitd",
-            .run = [&global] { return run_shutdown(global); }};
+    return {.name = "shutdown", .description = "stop every service, then pkitd", .run = [&global] {
+                return run_shutdown(global);
+            }};
 }
 
 }  // namespace pkit::ctl

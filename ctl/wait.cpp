@@ -57,8 +57,9 @@ int run_wait(const GlobalOptions& global, const WaitOptions& options) {
 CommandSpec add_wait(const GlobalOptions& global) {
     auto options = std::make_shared<WaitOptions>();
     return {.name = "wait",
-            .description = "block until services are ready (or done, or stopped); exit 3 if "
-                           "they cannot be",
+            .description =
+                "block until services are ready (or done, or stopped); exit 3 if "
+                "they cannot be",
             .options = {{.names = "NAME", .help = "the services", .target = &options->names},
                         {.names = "--all", .help = "every service", .target = &options->all},
                         {.names = "--for",

@@ -32,7 +32,8 @@ Sources Endpoint::sources() {
         input.start_time = now.wall - daemon.uptime();
         input.ready = health_result(sup, now).ready;
         input.orphans_reaped = daemon.orphans_reaped();
-        input.resources = read_group_resources(run_groups(sup, sup.start_order()), daemon.proc_stats());
+        input.resources =
+            read_group_resources(run_groups(sup, sup.start_order()), daemon.proc_stats());
         return render_metrics(input);
     };
     return sources;
