@@ -60,6 +60,11 @@ Daemon::Daemon(uv_loop_t* loop, config::Tree tree, DaemonOptions options)
               on_launched(service, run, std::move(outcome));
           },
           [this] { pump_soon(); }),
+      m_spawner(loop,
+                [this] {
+                    take_spawned();
+                    pump_soon();
+                }),
       m_pump_soon(loop,
                   [this] {
                       m_spawn_budget = k_spawns_per_turn;  // a new turn
@@ -99,6 +104,10 @@ int Daemon::run() {
         return 3;
     }
     m_reaper.reap_batch();
+    if (auto spawner = m_spawner.start(); !spawner) {
+        log("warning", std::string("cannot start the spawner thread, launching from the loop: ") +
+                           std::strerror(spawner.error()));
+    }
     for (int signo : {SIGTERM, SIGINT, SIGHUP}) {
         auto handle = std::make_unique<UvHandle<uv_signal_t>>(this);
         handle->init(uv_signal_init, m_loop);
@@ -240,9 +249,26 @@ void Daemon::on_child(pid_t pid, int wait_status) {
     }
     // Inside the reaping, pumps defer their spawns to the next turn: see execute().
     ScopedFlag reaping(m_reaping);
+    if (m_spawner.busy() && !knows_pid(pid)) {
+        // Maybe a child whose outcome is still on its way from the Spawner.
+        take_spawned();
+        if (m_spawner.busy() && !knows_pid(pid)) {
+            m_held_exits.push_back(HeldExit{pid, wait_status});
+            pump();
+            return;
+        }
+    }
+    handle_exit(pid, wait_status);
+    pump();
+}
+
+bool Daemon::knows_pid(pid_t pid) const {
+    return m_launches.knows(pid) || m_supervisor.service_of(pid).has_value();
+}
+
+void Daemon::handle_exit(pid_t pid, int wait_status) {
     if (m_launches.on_exit(pid)) {
-        pump();  // a failed launch's child: its failure went to on_launch_failed
-        return;
+        return;  // a failed launch's child: its failure went to on_launch_failed
     }
     if (auto service = m_supervisor.service_of(pid)) {
         // Everything the run wrote before it exited is in its pipes now: read it, so
@@ -254,7 +280,6 @@ void Daemon::on_child(pid_t pid, int wait_status) {
         ++m_orphans;
     }
     prune_leftovers();
-    pump();
 }
 
 void Daemon::on_signal(int signo) {

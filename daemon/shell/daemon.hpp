@@ -6,7 +6,8 @@
 //
 //   kernel ──SIGCHLD──▶ Reaper ──on_exit──▶ Supervisor ──Actions──▶ execute()
 //     (a batch of exits a turn; their spawns at the next) │
-//   pipes ──lines──▶ LineReader ──on_output──▶ tails      │  Spawn  → start_launch()
+//   pipes ──lines──▶ LineReader ──on_output──▶ tails      │  Spawn  → prepare_launch()
+//   Spawner thread (clone) ──uv_async──▶ PendingLaunches  │    → Spawner (thread: clone)
 //   report pipe ──▶ PendingLaunches ──on_spawned/on_launch_failed──▶ Supervisor
 //   timer ──on_time──▶ Supervisor                         │  Signal → kill()
 //   socket ──Request──▶ ControlHandler ──commands──▶      │  Emit   → log + events stream
@@ -34,6 +35,7 @@
 #include "daemon/shell/io/systemd_notifier.hpp"
 #include "daemon/shell/launch/pending_launch.hpp"
 #include "daemon/shell/launch/reaper.hpp"
+#include "daemon/shell/launch/spawner.hpp"
 #include "daemon/shell/probes/probe_runner.hpp"
 #include "daemon/shell/uv_handle.hpp"
 
@@ -76,8 +78,8 @@ public:
     // resolve_launches() first.
     core::Supervisor& supervisor() { return m_supervisor; }
     const core::Supervisor& supervisor() const { return m_supervisor; }
-    // Spawns every deferred run, then resolves every launch in flight, blocking until
-    // each child has exec'd or failed (side by side: about as long as the slowest).
+    // Spawns every deferred run, waits for the Spawner to have cloned every run submitted,
+    // then resolves every launch in flight, blocking until each child has exec'd or failed.
     // When anything was resolved and no pump is under way, a pump follows at the next
     // turn. Returns how many.
     std::size_t resolve_launches();
@@ -152,9 +154,16 @@ private:
     // A launch's outcome (from PendingLaunches): feeds the Supervisor, without pumping.
     void on_launched(std::size_t service, std::uint64_t run,
                      std::expected<Launched, LaunchFailure> outcome);
-    // resolve_launches() for one service only: spawns its deferred run, resolves its
-    // launch in flight. Returns how many.
+    // resolve_launches() for one service only: spawns its deferred run, waits for the
+    // Spawner's jobs of it, resolves its launch in flight. Returns how many.
     std::size_t resolve_launches_of(std::size_t service);
+    // Feeds the Spawner's finished jobs to PendingLaunches (a clone failure as a failed
+    // launch), then the held exits of their pids; once the Spawner is idle, a held exit
+    // whose pid no launch claimed is an orphan's. Does not pump; returns how many exits
+    // it handled.
+    std::size_t take_spawned();
+    // Whether `pid` is a launch's or a run's that pkitd knows of.
+    bool knows_pid(pid_t pid) const;
     void attach_pipes(std::size_t service, RunPipes& pipes, int fd, core::Stream stream);
     void on_line(std::size_t service, std::uint64_t run, core::Stream stream,
                  std::string_view text);
@@ -163,6 +172,8 @@ private:
                  double wall);
     void emit(const core::Event& event);
     void on_child(pid_t pid, int wait_status);
+    // on_child's work for one exit, without the pump.
+    void handle_exit(pid_t pid, int wait_status);
     void on_signal(int signo);
     void on_timer();
     void arm_timer();
@@ -202,6 +213,8 @@ private:
     ProbeRunner m_probes;
     SystemdNotifier m_systemd;
     PendingLaunches m_launches;
+    // After m_launches, which its outcomes feed: destroyed (and joined) first.
+    Spawner m_spawner;
     // See pump_soon().
     NextTurn m_pump_soon;
     // The current run's sd_notify socket, per service (null for most).
@@ -219,6 +232,13 @@ private:
     // Inside on_child, where a spawn waits for the next turn in m_spawns_due.
     bool m_reaping = false;
     std::vector<core::SpawnAction> m_spawns_due;
+    // Exits reaped while the Spawner was busy, of pids not known yet: each is a child
+    // whose outcome has not reached the loop, or an orphan (see take_spawned()).
+    struct HeldExit {
+        pid_t pid;
+        int wait_status;
+    };
+    std::vector<HeldExit> m_held_exits;
     // Forks left to this loop turn (see spawn()); refilled by the pump at the next turn.
     static constexpr std::size_t k_spawns_per_turn = 4;
     std::size_t m_spawn_budget = k_spawns_per_turn;

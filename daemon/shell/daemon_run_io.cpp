@@ -30,18 +30,49 @@ void Daemon::spawn_now(std::size_t service, std::uint64_t run) {
     if (auto notify = open_notify(service, run)) {
         request.extra_env.emplace_back("NOTIFY_SOCKET", *notify);
     }
-    auto started = start_launch(request);
-    if (!started) {
+    auto prepared = prepare_launch(request);
+    if (!prepared) {
         // Reported at the next turn, not from inside this pump: a service that cannot
         // start, restarted at once, would otherwise fail and respawn here for ever.
-        m_launches.add_failed(service, run, std::move(started.error()));
+        m_launches.add_failed(service, run, std::move(prepared.error()));
         return;
     }
-    if (m_notify[service]) {
-        m_notify[service]->set_run_pgid(started->pid);
+    // The clone happens on the Spawner's thread; the service stays `starting` until the
+    // child has exec'd (take_spawned, then PendingLaunches).
+    m_spawner.submit(service, run, std::move(*prepared));
+}
+
+std::size_t Daemon::take_spawned() {
+    std::size_t handled = 0;
+    for (Spawner::Outcome& outcome : m_spawner.take()) {
+        if (!outcome.started) {
+            m_launches.add_failed(outcome.service, outcome.run, std::move(outcome.started.error()));
+            continue;
+        }
+        pid_t pid = outcome.started->pid;
+        if (outcome.service < m_notify.size() && m_notify[outcome.service]) {
+            m_notify[outcome.service]->set_run_pgid(pid);
+        }
+        m_launches.add(outcome.service, outcome.run, std::move(*outcome.started));
+        auto held = std::ranges::find(m_held_exits, pid, &HeldExit::pid);
+        if (held != m_held_exits.end()) {
+            // The reaper was first: the child exited before its outcome got here.
+            int wait_status = held->wait_status;
+            m_held_exits.erase(held);
+            handle_exit(pid, wait_status);
+            ++handled;
+        }
     }
-    // The service stays `starting` until the child has exec'd.
-    m_launches.add(service, run, std::move(*started));
+    if (!m_spawner.busy() && !m_held_exits.empty()) {
+        // No launch can claim them any more: orphans.
+        std::vector<HeldExit> orphans;
+        orphans.swap(m_held_exits);
+        for (const HeldExit& exit : orphans) {
+            handle_exit(exit.pid, exit.wait_status);
+            ++handled;
+        }
+    }
+    return handled;
 }
 
 void Daemon::on_launched(std::size_t service, std::uint64_t run,
@@ -88,6 +119,8 @@ std::size_t Daemon::spawn_due(bool all) {
 
 std::size_t Daemon::resolve_launches() {
     std::size_t resolved = spawn_due(true);
+    m_spawner.wait_all();
+    resolved += take_spawned();
     resolved += m_launches.size() == 0 ? 0 : m_launches.resolve_all();
     if (resolved > 0 && !m_pumping) {
         // Not pumped here: the caller may be in the middle of its own loop over what a
@@ -108,6 +141,8 @@ std::size_t Daemon::resolve_launches_of(std::size_t service) {
             ++resolved;
         }
     }
+    m_spawner.wait_service(service);
+    resolved += take_spawned();
     resolved += m_launches.resolve_service(service);
     if (resolved > 0 && !m_pumping) {
         pump_soon();

@@ -2,6 +2,8 @@
 
 #include <fcntl.h>
 #include <grp.h>
+#include <sched.h>
+#include <sys/mman.h>
 #include <sys/stat.h>
 #include <sys/syscall.h>
 #include <unistd.h>
@@ -139,13 +141,69 @@ void run_child(const ChildPlan& plan, ChildFds fds) {
     if (plan.change_credentials) {
         // Groups first: once the uid is dropped, setgroups and setgid are no longer
         // permitted.
-        if (setgroups(plan.groups.size(), plan.groups.data()) != 0 || setgid(plan.gid) != 0 ||
-            setuid(plan.uid) != 0) {
+        // Raw system calls: glibc's wrappers would broadcast the change to every thread of
+        // the process (setxid), and a child sharing pkitd's memory would signal pkitd's
+        // threads instead of changing only itself.
+        if (syscall(SYS_setgroups, plan.groups.size(), plan.groups.data()) != 0 ||
+            syscall(SYS_setgid, plan.gid) != 0 || syscall(SYS_setuid, plan.uid) != 0) {
             fail(report_fd, ChildStage::credentials);
         }
     }
     execve(plan.path.c_str(), plan.argv.data(), plan.envp.data());
     fail(report_fd, ChildStage::exec);
+}
+
+namespace {
+
+struct CloneArgs {
+    const ChildPlan* plan;
+    ChildFds fds;
+};
+
+int clone_entry(void* arg) {
+    const auto* args = static_cast<const CloneArgs*>(arg);
+    run_child(*args->plan, args->fds);
+}
+
+// The stack a vfork-style child runs on, one per calling thread: the thread is
+// suspended while its child uses it, so one is enough. Mapped once, with a guard page.
+class ChildStack {
+public:
+    static constexpr std::size_t k_size = 128 * 1024;
+
+    ChildStack() {
+        void* base = mmap(nullptr, k_size, PROT_READ | PROT_WRITE,
+                          MAP_PRIVATE | MAP_ANONYMOUS | MAP_STACK, -1, 0);
+        if (base != MAP_FAILED) {
+            m_base = static_cast<char*>(base);
+            mprotect(m_base, static_cast<std::size_t>(sysconf(_SC_PAGESIZE)), PROT_NONE);
+        }
+    }
+    ~ChildStack() {
+        if (m_base != nullptr) {
+            munmap(m_base, k_size);
+        }
+    }
+    ChildStack(const ChildStack&) = delete;
+    ChildStack& operator=(const ChildStack&) = delete;
+
+    // The top of the stack (it grows down), 64-byte aligned; null if mmap failed.
+    void* top() const { return m_base == nullptr ? nullptr : m_base + k_size - 64; }
+
+private:
+    char* m_base = nullptr;
+};
+
+}  // namespace
+
+pid_t clone_child(const ChildPlan& plan, ChildFds fds) {
+    thread_local ChildStack stack;
+    if (stack.top() == nullptr) {
+        errno = ENOMEM;
+        return -1;
+    }
+    CloneArgs args{&plan, fds};
+    return clone(&clone_entry, stack.top(), CLONE_VM | CLONE_VFORK | SIGCHLD, &args);
 }
 
 }  // namespace pkit::shell

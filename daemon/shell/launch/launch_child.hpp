@@ -1,9 +1,10 @@
 #pragma once
-// The child side of launch(): everything between fork and execve. Internal to the
-// launcher. The plan is computed in the parent so that the child only reads it: after
-// fork the child may call async-signal-safe functions only, and must not allocate (the
-// parent may have been inside malloc on another thread's behalf, and the heap lock is
-// copied in whatever state it was).
+// The child side of launch(): everything between clone and execve. Internal to the
+// launcher. The plan is computed in the parent so that the child only reads it: the
+// child shares pkitd's memory (CLONE_VM) while pkitd's other threads run on, so it may
+// call async-signal-safe functions only, must not allocate or take a lock, and must not
+// use glibc calls that involve the process's threads (setuid and the like: raw system
+// calls instead).
 
 #include <sys/resource.h>
 #include <sys/types.h>
@@ -58,10 +59,18 @@ struct ChildFds {
 // Closes each fd that is >= 0 (parent side).
 void close_fds(std::initializer_list<int> fds);
 
-// Runs in the freshly forked child with every signal blocked: new session, default
+// Runs in the freshly cloned child with every signal blocked: new session, default
 // dispositions, empty mask, stdio, no other fd across exec, RLIMIT_NOFILE, umask, rlimits, cwd,
 // credentials, execve. Never returns: on failure it writes a ChildReport to
 // fds.report_fd and calls _exit(127).
 [[noreturn]] void run_child(const ChildPlan& plan, ChildFds fds);
+
+// Starts run_child(plan, fds) in a child that shares the caller's memory until it execs
+// (clone with CLONE_VM | CLONE_VFORK | SIGCHLD, on a stack of the calling thread's own):
+// no page tables copied, no copy-on-write faults in pkitd afterwards. Returns once the
+// child has exec'd or exited (its report is then in the pipe), with its pid, or -1 and
+// errno. The calling thread must have every signal blocked, and `plan` must stay alive
+// and unchanged until this returns.
+pid_t clone_child(const ChildPlan& plan, ChildFds fds);
 
 }  // namespace pkit::shell

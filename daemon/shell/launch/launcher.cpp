@@ -11,6 +11,7 @@
 #include <cerrno>
 #include <csignal>
 #include <cstring>
+#include <memory>
 
 #include "daemon/shell/launch/launch_child.hpp"
 #include "daemon/shell/launch/launch_env.hpp"
@@ -103,7 +104,13 @@ std::optional<rlimit>& original_nofile() {
 
 }  // namespace
 
-std::expected<StartedLaunch, LaunchFailure> start_launch(const LaunchRequest& request) {
+PreparedLaunch::~PreparedLaunch() {
+    close_fds({parent.stdout_fd, parent.stderr_fd, parent.report_fd, child.stdout_fd,
+               child.stderr_fd, child.report_fd});
+}
+
+std::expected<std::unique_ptr<PreparedLaunch>, LaunchFailure> prepare_launch(
+    const LaunchRequest& request) {
     const config::ServiceSpec& spec = *request.spec;
     if (spec.command.empty()) {
         return std::unexpected(make_failure(LaunchError::not_found, "\"\"", "empty command"));
@@ -121,16 +128,20 @@ std::expected<StartedLaunch, LaunchFailure> start_launch(const LaunchRequest& re
         return std::unexpected(std::move(credentials.error()));
     }
 
-    ChildPlan plan;
+    auto prepared = std::make_unique<PreparedLaunch>();
+    // Owned copies: a reload may replace the spec while the launch waits for the spawner.
+    prepared->args = spec.command;
+    prepared->env = std::move(*env);
+    ChildPlan& plan = prepared->plan;
     plan.path = std::move(*path);
     plan.cwd = spec.cwd.value_or("");
-    plan.argv.reserve(spec.command.size() + 1);
-    for (const auto& arg : spec.command) {
-        plan.argv.push_back(const_cast<char*>(arg.c_str()));
+    plan.argv.reserve(prepared->args.size() + 1);
+    for (auto& arg : prepared->args) {
+        plan.argv.push_back(arg.data());
     }
     plan.argv.push_back(nullptr);
-    plan.envp.reserve(env->size() + 1);
-    for (auto& entry : *env) {
+    plan.envp.reserve(prepared->env.size() + 1);
+    for (auto& entry : prepared->env) {
         plan.envp.push_back(entry.data());
     }
     plan.envp.push_back(nullptr);
@@ -157,37 +168,50 @@ std::expected<StartedLaunch, LaunchFailure> start_launch(const LaunchRequest& re
         close_fds({out[0], out[1], err[0], err[1], report[0], report[1]});
         return std::unexpected(make_failure(LaunchError::resources, "pipe", std::strerror(error)));
     }
+    fcntl(out[0], F_SETFL, O_NONBLOCK);
+    fcntl(err[0], F_SETFL, O_NONBLOCK);
+    prepared->child = ChildFds{out[1], err[1], report[1]};
+    prepared->parent = StartedLaunch{-1, out[0], err[0], report[0], {}};
+    LaunchContext& context = prepared->parent.context;
+    context.path = plan.path;
+    context.cwd = plan.cwd;
+    context.user = std::move(credentials->label);
+    for (const auto& limit : spec.rlimits) {
+        context.rlimits.push_back(limit.name);
+    }
+    return prepared;
+}
 
-    // Every signal stays blocked from fork until the child has reset the dispositions:
+std::expected<StartedLaunch, LaunchFailure> spawn_prepared(PreparedLaunch& prepared) {
+    // Every signal stays blocked from clone until the child has reset the dispositions:
     // a signal landing in between would otherwise run pkitd's handler in the child and
     // write into libuv's signal pipe, which the child shares with pkitd.
     sigset_t all;
     sigset_t saved;
     sigfillset(&all);
     pthread_sigmask(SIG_SETMASK, &all, &saved);
-    pid_t pid = fork();
-    if (pid == 0) {
-        run_child(plan, ChildFds{out[1], err[1], report[1]});
-    }
-    int fork_error = errno;
+    pid_t pid = clone_child(prepared.plan, prepared.child);
+    int clone_error = errno;
     pthread_sigmask(SIG_SETMASK, &saved, nullptr);
-    close_fds({out[1], err[1], report[1]});
+    close_fds({std::exchange(prepared.child.stdout_fd, -1),
+               std::exchange(prepared.child.stderr_fd, -1),
+               std::exchange(prepared.child.report_fd, -1)});
     if (pid < 0) {
-        close_fds({out[0], err[0], report[0]});
         return std::unexpected(
-            make_failure(LaunchError::resources, "fork", std::strerror(fork_error)));
+            make_failure(LaunchError::resources, "fork", std::strerror(clone_error)));
     }
-    fcntl(out[0], F_SETFL, O_NONBLOCK);
-    fcntl(err[0], F_SETFL, O_NONBLOCK);
-
-    StartedLaunch started{pid, out[0], err[0], report[0], {}};
-    started.context.path = std::move(plan.path);
-    started.context.cwd = std::move(plan.cwd);
-    started.context.user = std::move(credentials->label);
-    for (const auto& limit : spec.rlimits) {
-        started.context.rlimits.push_back(limit.name);
-    }
+    StartedLaunch started = std::move(prepared.parent);
+    prepared.parent = StartedLaunch{};
+    started.pid = pid;
     return started;
+}
+
+std::expected<StartedLaunch, LaunchFailure> start_launch(const LaunchRequest& request) {
+    auto prepared = prepare_launch(request);
+    if (!prepared) {
+        return std::unexpected(std::move(prepared.error()));
+    }
+    return spawn_prepared(**prepared);
 }
 
 std::expected<Launched, LaunchFailure> launch(const LaunchRequest& request) {

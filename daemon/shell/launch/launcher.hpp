@@ -1,7 +1,9 @@
 #pragma once
-// Our own fork/exec (DESIGN.md: never libuv's process spawning, because pkitd reaps
-// every child itself with waitpid(-1)). launch() prepares everything that allocates in the parent,
-// forks, and the child does only async-signal-safe calls up to execve. A close-on-exec pipe carries
+// Our own spawn and exec (DESIGN.md: never libuv's process spawning, because pkitd reaps
+// every child itself with waitpid(-1)). launch() prepares everything that allocates in the
+// parent, then clones a child that shares pkitd's memory until it execs (vfork-style: no
+// page tables copied, no copy-on-write faults left behind), and the child does only
+// async-signal-safe calls up to execve. A close-on-exec pipe carries
 // a failure stage and errno back, so a launch failure is reported with its reason (SPEC §3) and
 // never shows up as a bare "exit 127".
 
@@ -9,12 +11,14 @@
 
 #include <cstdint>
 #include <expected>
+#include <memory>
 #include <optional>
 #include <string>
 #include <utility>
 #include <vector>
 
 #include "config/model.hpp"
+#include "daemon/shell/launch/launch_child.hpp"
 
 namespace pkit::shell {
 
@@ -71,10 +75,37 @@ struct StartedLaunch {
     LaunchContext context;
 };
 
-// The first half of launch(): everything up to fork, then returns at once, so that a
-// thousand children exec side by side instead of one after another. Failures found
-// before fork (not_found, bad_user, bad_env_file, pipe or fork errors) come back here.
+// The first half of launch(): prepare_launch() then spawn_prepared(). Returns once the
+// child has exec'd or failed, without reading its report. Failures found before the
+// child exists (not_found, bad_user, bad_env_file, pipe or clone errors) come back here.
 std::expected<StartedLaunch, LaunchFailure> start_launch(const LaunchRequest& request);
+
+// A launch with everything allocated and opened, not spawned yet: the plan the child
+// follows (with the strings it points into) and both ends of its three pipes. The
+// destructor closes whatever fds it still owns.
+struct PreparedLaunch {
+    PreparedLaunch() = default;
+    ~PreparedLaunch();
+    PreparedLaunch(const PreparedLaunch&) = delete;
+    PreparedLaunch& operator=(const PreparedLaunch&) = delete;
+
+    ChildPlan plan;  // argv and envp point into args and env
+    std::vector<std::string> args;
+    std::vector<std::string> env;
+    ChildFds child{-1, -1, -1};  // the child's ends
+    StartedLaunch parent;        // pkitd's ends and the context; pid -1
+};
+
+// Everything of a launch that allocates or may fail before the child exists: the
+// environment, the program's path, user and group, the pipes. Runs on the loop thread.
+// Failures are start_launch()'s.
+std::expected<std::unique_ptr<PreparedLaunch>, LaunchFailure> prepare_launch(
+    const LaunchRequest& request);
+
+// Clones the child of `prepared` (clone_child), closes the child's ends and hands over
+// pkitd's ends with the pid; blocks until the child has exec'd or failed. Allocates only
+// for a clone failure's message; safe on any thread (the Spawner's).
+std::expected<StartedLaunch, LaunchFailure> spawn_prepared(PreparedLaunch& prepared);
 
 // The outcome of a report read: nullopt while the child has neither exec'd nor failed
 // (only without `wait`); otherwise the exec succeeded (a value) or the failure. On an

@@ -113,6 +113,10 @@ bool PendingLaunches::on_exit(pid_t pid) {
     return true;
 }
 
+bool PendingLaunches::knows(pid_t pid) const {
+    return m_pending.contains(pid) || std::ranges::find(m_failed, pid) != m_failed.end();
+}
+
 std::size_t PendingLaunches::resolve_all() {
     m_report_early.cancel();
     std::size_t resolved = report_failed_early();

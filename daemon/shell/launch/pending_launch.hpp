@@ -58,6 +58,9 @@ public:
     // exit is a failed launch's, which the caller must not treat as a run's exit.
     bool on_exit(pid_t pid);
 
+    // Whether `pid` is a launch in flight here, or a failed launch's child not reaped yet.
+    bool knows(pid_t pid) const;
+
     // Resolves every pending launch now, blocking until each child has exec'd or failed
     // (they do so side by side, so this waits about as long as the slowest one), and
     // reports the failures add_failed() holds. Returns how many were resolved.
