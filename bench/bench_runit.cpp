@@ -21,6 +21,7 @@
 
 #include <sys/stat.h>
 
+#include <filesystem>
 #include <set>
 
 #include "bench/bench_util.hpp"
@@ -31,15 +32,18 @@ using namespace pkit::bench;
 
 double g_timeout = 60.0;  // --timeout
 
-// The children of `pid` (/proc/PID/task/PID/children).
+// The children of `pid`: /proc/PID/task/TID/children of every thread, since a child
+// is listed under the thread that created it (pkitd's spawner thread clones its runs).
 std::vector<pid_t> children_of(pid_t pid) {
     std::vector<pid_t> found;
-    std::string path =
-        "/proc/" + std::to_string(pid) + "/task/" + std::to_string(pid) + "/children";
-    std::istringstream in(read_text(path));
-    long child = 0;
-    while (in >> child) {
-        found.push_back(static_cast<pid_t>(child));
+    std::error_code error;
+    std::filesystem::directory_iterator tasks("/proc/" + std::to_string(pid) + "/task", error);
+    for (; !error && tasks != std::filesystem::directory_iterator(); tasks.increment(error)) {
+        std::istringstream in(read_text((tasks->path() / "children").string()));
+        long child = 0;
+        while (in >> child) {
+            found.push_back(static_cast<pid_t>(child));
+        }
     }
     return found;
 }

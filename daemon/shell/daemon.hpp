@@ -1,7 +1,7 @@
 #pragma once
 // The imperative shell around the core Supervisor: one libuv loop, one wait point.
 // Signals, SIGCHLD, pipe reads, the control socket and a single deadline timer turn
-// into Supervisor inputs; the Supervisor's Actions turn into fork/exec, kill and
+// into Supervisor inputs; the Supervisor's Actions turn into spawns, kill and
 // writes. No restart policy lives here.
 //
 //   kernel ──SIGCHLD──▶ Reaper ──on_exit──▶ Supervisor ──Actions──▶ execute()
@@ -140,12 +140,13 @@ private:
     };
 
     void execute(const core::Action& action);
-    // Spawns a run now, or defers it to m_spawns_due (and a pump at the next turn) when
-    // reaping, when runs are already waiting there, or when this turn's budget of forks
-    // is spent: a fork costs pkitd a millisecond or more (page tables, copy-on-write
-    // faults), so a hundred restarts due at once would hold the loop, and every client
-    // waiting on it, for a hundred of them. The core sees no difference: the run is
-    // launched, its pid known later.
+    // Spawns a run now (prepares it and submits it to the Spawner thread, which clones
+    // it), or defers it to m_spawns_due (and a pump at the next turn) when reaping, when
+    // runs are already waiting there, or when this turn's budget of spawns is spent. The
+    // budget dates from forks on the loop (~3 ms of pkitd CPU each); with the Spawner a
+    // spawn costs the loop its preparation only, and 4, 16 or no bound measured the same
+    // in a crash storm (bench/README.md), so it stays as a bound on one turn's work.
+    // The core sees no difference: the run is launched, its pid known later.
     void spawn(std::size_t service, std::uint64_t run);
     void spawn_now(std::size_t service, std::uint64_t run);
     // Spawns the runs deferred (m_spawns_due), in order, up to this turn's budget (every
@@ -239,7 +240,7 @@ private:
         int wait_status;
     };
     std::vector<HeldExit> m_held_exits;
-    // Forks left to this loop turn (see spawn()); refilled by the pump at the next turn.
+    // Spawns left to this loop turn (see spawn()); refilled by the pump at the next turn.
     static constexpr std::size_t k_spawns_per_turn = 4;
     std::size_t m_spawn_budget = k_spawns_per_turn;
     // Inside on_timer: see arm_timer().

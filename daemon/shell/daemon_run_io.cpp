@@ -1,4 +1,4 @@
-// The Daemon's side of runs: fork/exec, the output pipes, forwarding, the leftovers of
+// The Daemon's side of runs: spawns (the Spawner), the output pipes, forwarding, the leftovers of
 // a run's process group, and the one deadline timer.
 
 #include <signal.h>

@@ -46,12 +46,12 @@ struct LaunchFailure {
 
 // Starts one run of `request.spec`: environment (pkitd's unless clear_env, then the
 // env_files read now, then env, then extra_env), argv[0] looked up in the service's own
-// PATH, user and group resolved, then fork; the child gets a new session, default signal
-// dispositions, an empty signal mask, stdin /dev/null, stdout/stderr to pipes, no other
-// inherited fd, pkitd's original RLIMIT_NOFILE (see raise_nofile_limit), umask, rlimits,
-// cwd and credentials, then execve. Blocks until the child has exec'd or reported a
+// PATH, user and group resolved, then clone (vfork-style, see clone_child); the child gets a new
+// session, default signal dispositions, an empty signal mask, stdin /dev/null, stdout/stderr to
+// pipes, no other inherited fd, pkitd's original RLIMIT_NOFILE (see raise_nofile_limit), umask,
+// rlimits, cwd and credentials, then execve. Blocks until the child has exec'd or reported a
 // failure (a failed child is waited for here, so the caller's reaper never sees it).
-// For exec probes and tests; runs use start_launch. Must be called from the loop thread.
+// For exec probes and tests; runs go through prepare_launch and the Spawner.
 std::expected<Launched, LaunchFailure> launch(const LaunchRequest& request);
 
 // What describes a child's failure report in words (the strings launch() would use);
@@ -63,8 +63,8 @@ struct LaunchContext {
     std::vector<std::string> rlimits;  // the names of the spec's rlimits, in order
 };
 
-// A forked child whose exec is not confirmed yet. The fds are the parent's ends, all
-// O_NONBLOCK|O_CLOEXEC and owned by the holder: stdout and stderr as in Launched, and the
+// A cloned child whose exec is not confirmed yet (its report not read). The fds are the parent's
+// ends, all O_NONBLOCK|O_CLOEXEC and owned by the holder: stdout and stderr as in Launched, and the
 // close-on-exec report pipe, which reaches end of file once the child has exec'd and
 // carries a ChildReport when it failed.
 struct StartedLaunch {

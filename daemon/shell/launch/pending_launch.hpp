@@ -1,8 +1,8 @@
 #pragma once
-// Launches between fork and exec. start_launch() returns as soon as the child is forked;
-// PendingLaunches watches each child's close-on-exec report pipe from the loop (end of
-// file: the exec succeeded; a record: it failed), so that a thousand services exec side
-// by side instead of pkitd waiting for each exec in turn.
+// Launches whose exec is not confirmed yet. The Spawner (or start_launch()) returns each
+// cloned child with its report unread; PendingLaunches watches each child's close-on-exec report
+// pipe from the loop (end of file: the exec succeeded; a record: it failed), so that a thousand
+// services exec side by side instead of pkitd waiting for each exec in turn.
 //
 // A child that failed exits at once, and the Reaper may reap it before its report pipe
 // is polled; a child that exec'd may even exit before that. So the daemon offers every

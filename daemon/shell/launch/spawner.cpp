@@ -20,8 +20,8 @@ Spawner::~Spawner() {
         m_stopping = true;
     }
     m_wake.notify_all();
-    if (m_thread.joinable()) {
-        m_thread.join();
+    for (std::thread& thread : m_threads) {
+        thread.join();
     }
     for (Outcome& outcome : m_done) {
         if (outcome.started) {
@@ -32,8 +32,8 @@ Spawner::~Spawner() {
     // m_queue's PreparedLaunches close their fds as they go.
 }
 
-std::expected<void, int> Spawner::start() {
-    if (m_thread.joinable()) {
+std::expected<void, int> Spawner::start(std::size_t threads) {
+    if (!m_threads.empty()) {
         return {};
     }
     // The thread inherits this mask: no signal of pkitd's is ever handled there, and its
@@ -43,13 +43,16 @@ std::expected<void, int> Spawner::start() {
     sigfillset(&all);
     pthread_sigmask(SIG_SETMASK, &all, &saved);
     int error = 0;
-    try {
-        m_thread = std::thread([this] { work(); });
-    } catch (const std::system_error& e) {
-        error = e.code().value();
+    for (std::size_t i = 0; i < std::max<std::size_t>(1, threads); ++i) {
+        try {
+            m_threads.emplace_back([this] { work(); });
+        } catch (const std::system_error& e) {
+            error = e.code().value();
+            break;
+        }
     }
     pthread_sigmask(SIG_SETMASK, &saved, nullptr);
-    if (error != 0) {
+    if (m_threads.empty()) {
         return std::unexpected(error);
     }
     return {};
@@ -57,21 +60,21 @@ std::expected<void, int> Spawner::start() {
 
 void Spawner::submit(std::size_t service, std::uint64_t run,
                      std::unique_ptr<PreparedLaunch> prepared) {
-    m_unfinished.push_back(Ticket{++m_submitted, service});
-    if (!m_thread.joinable()) {
+    std::uint64_t ticket = ++m_submitted;
+    m_unfinished.push_back(Ticket{ticket, service});
+    if (m_threads.empty()) {
         // No thread: spawn here, the outcome still reported from the loop.
-        Outcome outcome{service, run, spawn_prepared(*prepared)};
+        Outcome outcome{ticket, service, run, spawn_prepared(*prepared)};
         {
             std::lock_guard lock(m_mutex);
             m_done.push_back(std::move(outcome));
-            ++m_done_count;
         }
         uv_async_send(m_async.get());
         return;
     }
     {
         std::lock_guard lock(m_mutex);
-        m_queue.push_back(Job{service, run, std::move(prepared)});
+        m_queue.push_back(Job{ticket, service, run, std::move(prepared)});
     }
     m_wake.notify_one();
 }
@@ -82,15 +85,19 @@ std::vector<Spawner::Outcome> Spawner::take() {
         std::lock_guard lock(m_mutex);
         done.swap(m_done);
     }
-    for (std::size_t i = 0; i < done.size() && !m_unfinished.empty(); ++i) {
-        m_unfinished.pop_front();
+    for (const Outcome& outcome : done) {
+        std::erase_if(m_unfinished, [&](const Ticket& t) { return t.number == outcome.ticket; });
     }
     return done;
 }
 
 void Spawner::wait_until(std::uint64_t ticket) {
+    // Done when neither queued nor being cloned (the queue is in ticket order).
     std::unique_lock lock(m_mutex);
-    m_finished.wait(lock, [&] { return m_done_count >= ticket || !m_thread.joinable(); });
+    m_finished.wait(lock, [&] {
+        return (m_queue.empty() || m_queue.front().ticket > ticket) &&
+               std::ranges::none_of(m_cloning, [&](std::uint64_t t) { return t <= ticket; });
+    });
 }
 
 void Spawner::wait_all() {
@@ -116,13 +123,14 @@ void Spawner::work() {
         }
         Job job = std::move(m_queue.front());
         m_queue.pop_front();
+        m_cloning.push_back(job.ticket);
         lock.unlock();
         // The only wait: the clone returns once the child has exec'd or failed.
-        Outcome outcome{job.service, job.run, spawn_prepared(*job.prepared)};
+        Outcome outcome{job.ticket, job.service, job.run, spawn_prepared(*job.prepared)};
         job.prepared.reset();
         lock.lock();
+        std::erase(m_cloning, job.ticket);
         m_done.push_back(std::move(outcome));
-        ++m_done_count;
         m_finished.notify_all();
         // uv_async_send coalesces: one callback on the loop for any number of sends.
         uv_async_send(m_async.get());

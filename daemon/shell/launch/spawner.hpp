@@ -1,12 +1,14 @@
 #pragma once
-// The spawner thread: where runs are cloned, so that the loop never waits on a child.
+// The spawner threads: where runs are cloned, so that the loop never waits on a child.
 // The loop prepares each launch (prepare_launch: everything that allocates) and submits
-// it; the thread clones the child vfork-style (spawn_prepared, blocked until the child
-// has exec'd or failed) and hands the outcome back through a uv_async, in submission
-// order. What happens next is PendingLaunches' business, as for any started launch.
+// it; a thread clones the child vfork-style (spawn_prepared, blocked until the child
+// has exec'd or failed) and hands the outcome back through a uv_async. A small pool
+// (k_threads) takes jobs in submission order, so that two children set up side by side
+// on two cores; outcomes may arrive out of order. What happens next is PendingLaunches'
+// business, as for any started launch.
 //
-// Shared state is one mutex: the queue in, the outcomes out, and a count of finished
-// jobs that the waits below watch. Nothing in pkitd plain-forks while the thread runs
+// Shared state is one mutex: the queue in, the jobs being cloned, the outcomes out,
+// which the waits below watch. Nothing in pkitd plain-forks while the thread runs
 // (exec probes clone vfork-style too), so no child ever inherits the mutex held.
 //
 // A child exists before its outcome reaches the loop: the loop's waitpid(-1) may reap
@@ -34,7 +36,11 @@ namespace pkit::shell {
 
 class Spawner {
 public:
+    // Threads in the pool (bench/README.md, issue 14 item 2: 1 against 2).
+    static constexpr std::size_t k_threads = 2;
+
     struct Outcome {
+        std::uint64_t ticket;  // the job's place in submission order (1, 2, ...)
         std::size_t service;
         std::uint64_t run;
         // The started child (not yet known to have exec'd: its report tells), or a clone
@@ -46,21 +52,23 @@ public:
     using Ready = std::function<void()>;
 
     Spawner(uv_loop_t* loop, Ready ready);
-    // Stops and joins the thread. Jobs it has not started are dropped (their fds
+    // Stops and joins the threads. Jobs not started are dropped (their fds
     // closed); outcomes not taken are dropped too, their children left to the reaper.
     ~Spawner();
 
     Spawner(const Spawner&) = delete;
     Spawner& operator=(const Spawner&) = delete;
 
-    // Starts the thread with every signal blocked. On failure (returned as an errno)
-    // submit() spawns on the calling thread instead, as a blocking launch would.
-    std::expected<void, int> start();
+    // Starts the threads (`threads`, at least 1) with every signal blocked. When not even
+    // one starts (the errno is returned), submit() spawns on the calling thread instead,
+    // as a blocking launch would.
+    std::expected<void, int> start(std::size_t threads = k_threads);
 
     // Queues a prepared launch of run `run` of `service`. Loop thread only.
     void submit(std::size_t service, std::uint64_t run, std::unique_ptr<PreparedLaunch> prepared);
 
-    // The outcomes finished so far, in submission order. Loop thread only.
+    // The outcomes finished so far (not necessarily in submission order). Loop thread
+    // only.
     std::vector<Outcome> take();
 
     // Blocks until every job submitted so far has finished (its outcome waits in take()).
@@ -74,6 +82,7 @@ public:
 
 private:
     struct Job {
+        std::uint64_t ticket;
         std::size_t service;
         std::uint64_t run;
         std::unique_ptr<PreparedLaunch> prepared;
@@ -85,15 +94,15 @@ private:
 
     Ready m_ready;
     UvHandle<uv_async_t> m_async;
-    std::thread m_thread;
+    std::vector<std::thread> m_threads;
 
-    // Shared with the thread, under m_mutex.
+    // Shared with the threads, under m_mutex.
     std::mutex m_mutex;
-    std::condition_variable m_wake;      // the thread: a job, or stop
-    std::condition_variable m_finished;  // waiters: m_done_count grew
-    std::deque<Job> m_queue;
+    std::condition_variable m_wake;        // the threads: a job, or stop
+    std::condition_variable m_finished;    // waiters: a job finished
+    std::deque<Job> m_queue;               // in ticket order
+    std::vector<std::uint64_t> m_cloning;  // tickets of the jobs being cloned
     std::vector<Outcome> m_done;
-    std::uint64_t m_done_count = 0;
     bool m_stopping = false;
 
     // Loop thread only: the ticket (1, 2, ...) and service of each job submitted and not

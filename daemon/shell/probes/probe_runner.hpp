@@ -2,7 +2,7 @@
 // Runs readiness and liveness probe attempts (SPEC §2 [health]/[ready], §3 probes) for
 // the functional core. The core decides when to probe and what a result means; this
 // runner only performs one attempt per request and reports ok/failed with a short
-// human reason. Nothing here blocks the loop: exec probes are forked children reaped
+// human reason. Nothing here blocks the loop: exec probes are cloned children reaped
 // through the daemon's Reaper, tcp and http probes are libuv sockets with names
 // resolved on libuv's thread pool, and file probes stat through uv_fs_stat.
 //
@@ -59,7 +59,7 @@ public:
 
     // Starts one attempt. The result always comes later through the callback, from
     // the loop (never from inside run()), exactly once per attempt unless cancelled.
-    // Exec probes are forked here (the launcher waits for the exec, as for runs); a
+    // Exec probes are cloned here (the launcher waits for the exec, as for runs); a
     // launch failure is a failed attempt with the launcher's message as detail.
     void run(const ProbeRequest& request);
 

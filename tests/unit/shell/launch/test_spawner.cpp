@@ -1,13 +1,15 @@
-// The spawner thread: prepared launches cloned off the loop, outcomes back in submission
-// order through a uv_async; a child may be reaped before its outcome is taken; a
+// The spawner threads: prepared launches cloned off the loop, outcomes back through a
+// uv_async; a child may be reaped before its outcome is taken; a
 // credential change in a child sharing pkitd's memory touches only the child.
 
 #include <sys/wait.h>
 #include <unistd.h>
 
+#include <algorithm>
 #include <cerrno>
 #include <filesystem>
 #include <fstream>
+#include <set>
 #include <string>
 
 #include "daemon/shell/launch/spawner.hpp"
@@ -46,7 +48,7 @@ std::vector<std::string> thread_uids() {
 
 }  // namespace
 
-TEST_CASE("the spawner clones prepared launches off the loop and reports them in order") {
+TEST_CASE("the spawner clones prepared launches off the loop and reports each one once") {
     TestLoop loop;
     int ready = 0;
     {
@@ -86,8 +88,11 @@ TEST_CASE("the spawner clones prepared launches off the loop and reports them in
             wait_for(o.started->pid);
             close_started(*o.started);
         }
+        std::sort(services.begin(), services.end());  // a pool may finish out of order
         CHECK(services == std::vector<std::size_t>{3, 4, 5});
-        CHECK(outcomes[1].run == 8);
+        for (auto& o : outcomes) {
+            CHECK(o.run == o.service + 4);
+        }
     }
     CHECK(loop.close() == 0);
 }
@@ -130,8 +135,14 @@ TEST_CASE("wait_service waits for that service's jobs, and a stopped spawner dro
         }
         spawner.wait_service(2);
         auto outcomes = spawner.take();
-        REQUIRE(outcomes.size() >= 3);  // FIFO: 0, 1 and 2 at least
-        CHECK(outcomes[2].service == 2);
+        // Jobs are taken in submission order: 0, 1 and 2 at least are done.
+        std::set<std::size_t> services;
+        for (auto& o : outcomes) {
+            services.insert(o.service);
+        }
+        CHECK(services.contains(0));
+        CHECK(services.contains(1));
+        CHECK(services.contains(2));
         for (auto& o : outcomes) {
             REQUIRE(o.started.has_value());
             pids.push_back(o.started->pid);
