@@ -1,4 +1,4 @@
-// The spawner threads: prepared launches cloned off the loop, outcomes back through a
+// The spawner thread: prepared launches cloned off the loop, outcomes back through a
 // uv_async; a child may be reaped before its outcome is taken; a
 // credential change in a child sharing pkitd's memory touches only the child.
 
