@@ -11,12 +11,12 @@
 
 namespace pkit::proto {
 
-using detail::field_from_json;
-using detail::optional_from_json;
-using detail::optional_to_json;
 using detail::daemon_members;
 using detail::exit_members;
+using detail::field_from_json;
 using detail::health_members;
+using detail::optional_from_json;
+using detail::optional_to_json;
 using detail::resources_members;
 using detail::service_members;
 

@@ -24,8 +24,8 @@ struct Scalar {
 
 template <typename T>
 inline constexpr bool k_object_member =
-    std::is_same_v<T, ExitInfo> || std::is_same_v<T, HealthInfo> ||
-    std::is_same_v<T, Resources> || std::is_same_v<T, Requested<Resources>>;
+    std::is_same_v<T, ExitInfo> || std::is_same_v<T, HealthInfo> || std::is_same_v<T, Resources> ||
+    std::is_same_v<T, Requested<Resources>>;
 
 // Stores `value` in `member` when it has the member's type. A null leaves a plain
 // member as it is (as field_from_json does) and clears an optional one.
@@ -96,8 +96,8 @@ public:
     }
     bool number_unsigned(number_unsigned_t value) override {
         if (value > static_cast<std::uint64_t>(std::numeric_limits<std::int64_t>::max())) {
-            return scalar(Scalar{.kind = Scalar::Kind::floating,
-                                 .floating = static_cast<double>(value)});
+            return scalar(
+                Scalar{.kind = Scalar::Kind::floating, .floating = static_cast<double>(value)});
         }
         return scalar(
             Scalar{.kind = Scalar::Kind::integer, .integer = static_cast<std::int64_t>(value)});

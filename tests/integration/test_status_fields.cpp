@@ -46,7 +46,8 @@ TEST_CASE("status fields: each row carries its name and the fields asked, unknow
     CHECK_FALSE(reply.value("ok", true));
     CHECK(reply["id"] == "x");
     CHECK(reply["error"]["code"] == "bad_request");
-    CHECK(reply["error"]["message"] == "\"fields\": \"uptme\" is not a field of a service's status");
+    CHECK(reply["error"]["message"] ==
+          "\"fields\": \"uptme\" is not a field of a service's status");
     // pkitctl status --json prints the protocol's whole rows, as without "fields".
     auto printed = run_ctl({"--socket", pkitd.socket(), "--json", "status", "web"});
     REQUIRE_MESSAGE(printed.exit_code == 0, printed.all());

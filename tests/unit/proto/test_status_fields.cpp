@@ -26,18 +26,18 @@ ServiceStatus row(int k) {
     status.restarts = k;
     status.health = k % 4 ? std::nullopt : std::optional<HealthInfo>(HealthInfo{"unhealthy", 3});
     status.notify_status = "say \"hi\"\t\\ caf\xc3\xa9 \xff\x01 \\u0041";
-    status.last_exit = k % 2 ? std::optional<ExitInfo>(ExitInfo{.code = 1, .duration = 2.0})
-                             : std::optional<ExitInfo>(ExitInfo{.signal = "SIGKILL",
-                                                                .timed_out = true,
-                                                                .killed_by = "liveness"});
+    status.last_exit = k % 2
+                           ? std::optional<ExitInfo>(ExitInfo{.code = 1, .duration = 2.0})
+                           : std::optional<ExitInfo>(ExitInfo{
+                                 .signal = "SIGKILL", .timed_out = true, .killed_by = "liveness"});
     status.last_launch_error = k == 4 ? std::optional<std::string>("not_found: /x") : std::nullopt;
     status.type = k == 5 ? "oneshot" : "service";
     status.ready_timeout = k % 2 ? std::optional<double>(2.5) : std::nullopt;
     if (k % 3 == 1) {
         status.resources.asked = true;
         if (k % 2) {
-            status.resources.value = Resources{.processes = 2, .cpu_seconds = 0.5,
-                                               .rss_bytes = 5'000'000'000};
+            status.resources.value =
+                Resources{.processes = 2, .cpu_seconds = 0.5, .rss_bytes = 5'000'000'000};
         }
     }
     return status;
@@ -96,9 +96,8 @@ TEST_CASE("status fields: each row carries its name and the fields asked, the da
                           {"state", "running"},
                           {"last_exit", json(*row(1).last_exit)},
                           {"resources", json(*row(1).resources.value)}});
-    CHECK(rows[1] == json{{"name", "svc-3"},
-                          {"state", "running"},
-                          {"last_exit", json(*row(3).last_exit)}});
+    CHECK(rows[1] ==
+          json{{"name", "svc-3"}, {"state", "running"}, {"last_exit", json(*row(3).last_exit)}});
     // Without fields, the whole rows as before.
     CHECK(ok_reply(json(9), result, {}) == ok_reply(json(9), json(result)));
 }
@@ -118,9 +117,10 @@ TEST_CASE("status rows read from the line are the rows of the JSON tree") {
     services.pop_back();
     CHECK(rows_read(services) == rows_through_tree(services));
     // Unknown members, as a newer pkitd may add, are skipped whatever their shape.
-    CHECK(rows_read(R"({"ok":true,"result":{"services":[{"name":"a","state":"running",)"
-                    R"("new":{"x":[1,{"y":null}]},"newer":[[]]}],"more":{}},"id":null})") ==
-          rows_through_tree(R"({"ok":true,"result":{"services":[{"name":"a","state":"running"}]}})"));
+    CHECK(
+        rows_read(R"({"ok":true,"result":{"services":[{"name":"a","state":"running",)"
+                  R"("new":{"x":[1,{"y":null}]},"newer":[[]]}],"more":{}},"id":null})") ==
+        rows_through_tree(R"({"ok":true,"result":{"services":[{"name":"a","state":"running"}]}})"));
 }
 
 TEST_CASE("status rows: other replies are left to parse_reply, bad ones are errors") {
@@ -141,8 +141,7 @@ TEST_CASE("status rows: other replies are left to parse_reply, bad ones are erro
           "the reply is not a JSON object");
     CHECK(error_of(R"({"ok":1})") == "\"ok\" is not a boolean");
     CHECK(error_of(R"({"ok":true,"result":{}})") == "the result has no \"services\" array");
-    CHECK(error_of(R"({"ok":true,"result":{"services":[1]}})") ==
-          "a status row is not an object");
+    CHECK(error_of(R"({"ok":true,"result":{"services":[1]}})") == "a status row is not an object");
     CHECK(error_of(R"({"ok":true,"result":{"services":[{"name":"a"}]}})") ==
           "a status row lacks its \"name\" or \"state\"");
     CHECK(error_of(R"({"ok":true,"result":{"services":[{"name":"a","state":"x","pid":"1"}]}})") ==
