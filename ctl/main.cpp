@@ -8,6 +8,7 @@
 #include <iostream>
 #include <memory>
 #include <string>
+#include <string_view>
 #include <type_traits>
 #include <variant>
 
@@ -113,6 +114,12 @@ Declared declare(CLI::App& app, CommandSpec spec) {
 }  // namespace
 
 int main(int argc, char** argv) {
+    // `pkitctl --version` alone: the line CLI11 would print, without building the app
+    // (every subcommand) to end it with an exception.
+    if (argc == 2 && std::string_view(argv[1]) == "--version") {
+        std::cout << pkit::proto::version_line("pkitctl") << "\n";
+        return k_exit_ok;
+    }
     CLI::App app{"pkitctl: see and steer the services of a running pkitd", "pkitctl"};
     app.formatter(std::make_shared<WordsFormatter>());  // before the subcommands: they inherit it
     GlobalOptions global;
