@@ -106,14 +106,24 @@ std::optional<proto::Reply> Client::read(
 }
 
 proto::Reply Client::read_reply() {
-    auto reply = read(std::chrono::steady_clock::now() + m_timeout);
+    auto line = read_reply_line();
+    auto reply = proto::parse_reply(line);
     if (!reply) {
+        throw CtlError(k_exit_unreachable,
+                       "unexpected reply from " + m_path + ": " + reply.error());
+    }
+    return std::move(*reply);
+}
+
+std::string Client::read_reply_line() {
+    auto line = read_line(std::chrono::steady_clock::now() + m_timeout);
+    if (!line) {
         if (interrupted()) {
             throw CtlError(k_exit_unreachable, "interrupted while waiting for " + m_path);
         }
         throw CtlError(k_exit_unreachable, m_path + " closed the connection without a reply");
     }
-    return std::move(*reply);
+    return std::move(*line);
 }
 
 }  // namespace pkit::ctl

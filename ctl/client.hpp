@@ -31,6 +31,8 @@ public:
     // The first reply to a request just sent, within the connect timeout. Throws
     // CtlError(4) on no reply or a closed connection.
     proto::Reply read_reply();
+    // The same reply's line, unparsed (for a reader of its own, proto/status_rows.hpp).
+    std::string read_reply_line();
 
     const std::string& path() const { return m_path; }
     // For waiting on several clients at once (logs -f of several services): the

@@ -24,9 +24,8 @@ std::string unknown_command_message(std::string_view word,
     return message + "; `pkitctl --help` lists the commands";
 }
 
-std::optional<std::string> check_command(const std::vector<std::string>& args,
-                                         const std::vector<std::string>& commands,
-                                         const std::vector<std::string>& valued) {
+std::optional<std::string> command_word(const std::vector<std::string>& args,
+                                        const std::vector<std::string>& valued) {
     for (std::size_t i = 0; i < args.size(); ++i) {
         const std::string& arg = args[i];
         if (arg == "--") {
@@ -39,12 +38,33 @@ std::optional<std::string> check_command(const std::vector<std::string>& args,
             }
             continue;
         }
-        if (std::ranges::find(commands, arg) != commands.end()) {
-            return std::nullopt;
-        }
-        return unknown_command_message(arg, commands);
+        return arg;
     }
     return std::nullopt;
+}
+
+bool needs_every_command(const std::vector<std::string>& args) {
+    for (const auto& arg : args) {
+        if (arg == "--") {
+            return false;
+        }
+        if (arg.starts_with("--help") || arg.starts_with("--version") ||
+            (arg.size() > 1 && arg[0] == '-' && arg[1] != '-' &&
+             arg.find('h') != std::string::npos)) {
+            return true;
+        }
+    }
+    return false;
+}
+
+std::optional<std::string> check_command(const std::vector<std::string>& args,
+                                         const std::vector<std::string>& commands,
+                                         const std::vector<std::string>& valued) {
+    auto word = command_word(args, valued);
+    if (!word || std::ranges::find(commands, *word) != commands.end()) {
+        return std::nullopt;
+    }
+    return unknown_command_message(*word, commands);
 }
 
 }  // namespace pkit::ctl

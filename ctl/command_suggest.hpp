@@ -17,7 +17,18 @@ std::string unknown_command_message(std::string_view word,
                                     const std::vector<std::string>& commands);
 
 // The first word of args (argv without the program) that is not a global option or
-// its value, when it is not one of `commands`: the message to print. nullopt when the
+// its value: the command, as the user wrote it. nullopt when there is none (or only
+// after "--"). `valued` lists the global options that take a value as a separate word.
+std::optional<std::string> command_word(const std::vector<std::string>& args,
+                                        const std::vector<std::string>& valued);
+
+// Whether CLI11 must be told every subcommand to answer `args`: --help (or -h, alone
+// or among combined short flags) lists them, --version stops before any. Any other
+// command line parses alike with only its command declared, since pkitctl's commands
+// do not nest and one command takes no other's name as a command (main.cpp).
+bool needs_every_command(const std::vector<std::string>& args);
+
+// The command word (see command_word), when it is not one of `commands`: the message to print. nullopt when the
 // command is known or there is none (CLI11 then says what is missing).
 // `valued` lists the global options that take a value as a separate word.
 std::optional<std::string> check_command(const std::vector<std::string>& args,

@@ -10,6 +10,7 @@
 #include "ctl/client.hpp"
 #include "ctl/render.hpp"
 #include "proto/socket_path.hpp"
+#include "proto/status_rows.hpp"
 
 namespace pkit::ctl {
 
@@ -45,6 +46,26 @@ proto::json call(const GlobalOptions& global, const proto::Request& request,
     Client client(socket_path(global), reply_timeout);
     client.send(request);
     return result_of(client.read_reply(), client.path());
+}
+
+std::vector<proto::ServiceStatus> call_for_rows(const GlobalOptions& global,
+                                                const proto::Request& request,
+                                                std::chrono::milliseconds reply_timeout) {
+    Client client(socket_path(global), reply_timeout);
+    client.send(request);
+    const std::string line = client.read_reply_line();
+    auto rows = proto::parse_status_rows(line);
+    if (rows && *rows) {
+        return std::move(**rows);
+    }
+    if (rows) {
+        // Not a result: an error reply, thrown as call() throws it.
+        if (auto reply = proto::parse_reply(line)) {
+            result_of(std::move(*reply), client.path());
+        }
+    }
+    throw CtlError(k_exit_unreachable, "unexpected reply from " + client.path() + ": " +
+                                           (rows ? "no status rows" : rows.error()));
 }
 
 std::chrono::milliseconds timeout_for_work(const GlobalOptions& global, double work) {

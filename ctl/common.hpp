@@ -23,6 +23,13 @@ proto::json call(const GlobalOptions& global, const proto::Request& request);
 proto::json call(const GlobalOptions& global, const proto::Request& request,
                  std::chrono::milliseconds reply_timeout);
 
+// The same for a request whose result holds status rows (status, start, stop, ...):
+// the rows, read straight from the reply line (proto/status_rows.hpp), without the
+// result's JSON tree. Errors as call().
+std::vector<proto::ServiceStatus> call_for_rows(const GlobalOptions& global,
+                                                const proto::Request& request,
+                                                std::chrono::milliseconds reply_timeout);
+
 // The result of a reply, or the CtlError its error reply means (see call()).
 proto::json result_of(proto::Reply reply, const std::string& path);
 

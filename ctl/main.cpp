@@ -8,6 +8,7 @@
 #include <iostream>
 #include <memory>
 #include <string>
+#include <string_view>
 #include <type_traits>
 #include <variant>
 
@@ -113,6 +114,12 @@ Declared declare(CLI::App& app, CommandSpec spec) {
 }  // namespace
 
 int main(int argc, char** argv) {
+    // `pkitctl --version` alone: the line CLI11 would print, without building the app
+    // (every subcommand) to end it with an exception.
+    if (argc == 2 && std::string_view(argv[1]) == "--version") {
+        std::cout << pkit::proto::version_line("pkitctl") << "\n";
+        return k_exit_ok;
+    }
     CLI::App app{"pkitctl: see and steer the services of a running pkitd", "pkitctl"};
     app.formatter(std::make_shared<WordsFormatter>());  // before the subcommands: they inherit it
     GlobalOptions global;
@@ -137,25 +144,38 @@ int main(int argc, char** argv) {
     app.require_subcommand(1);
     app.fallthrough();  // global options are also accepted after the command
 
-    std::vector<Declared> commands;
-    commands.push_back(declare(app, add_status(global)));
+    std::vector<CommandSpec> specs;
+    specs.push_back(add_status(global));
     for (auto& command : add_control(global)) {
-        commands.push_back(declare(app, std::move(command)));
+        specs.push_back(std::move(command));
     }
     for (auto add : {add_signal, add_logs, add_events, add_explain, add_reload, add_shutdown,
                      add_check, add_wait, add_health, add_show}) {
-        commands.push_back(declare(app, add(global)));
+        specs.push_back(add(global));
     }
 
     // An unknown command gets a suggestion (exit 2) before CLI11's generic message.
     std::vector<std::string> names;
-    for (const auto& command : commands) {
-        names.push_back(command.app->get_name());
+    for (const auto& spec : specs) {
+        names.push_back(spec.name);
     }
-    if (auto unknown = check_command(std::vector<std::string>(argv + 1, argv + argc), names,
-                                     {"--socket", "--timeout", "--color"})) {
+    const std::vector<std::string> args(argv + 1, argv + argc);
+    const std::vector<std::string> valued{"--socket", "--timeout", "--color"};
+    if (auto unknown = check_command(args, names, valued)) {
         std::cerr << "pkitctl: " << *unknown << "\n";
         return k_exit_usage;
+    }
+
+    // Declaring a subcommand's options costs more than a short command's whole exchange
+    // with pkitd (issue 14), so only the command given is declared, unless the whole
+    // app is asked for (--help, --version) or there is no command (CLI11 says so).
+    auto word = command_word(args, valued);
+    bool one_command = word && !needs_every_command(args);
+    std::vector<Declared> commands;
+    for (auto& spec : specs) {
+        if (!one_command || spec.name == *word) {
+            commands.push_back(declare(app, std::move(spec)));
+        }
     }
 
     try {

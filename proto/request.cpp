@@ -7,6 +7,8 @@
 #include <unordered_set>
 #include <utility>
 
+#include "proto/status.hpp"
+
 namespace pkit::proto {
 namespace {
 
@@ -81,6 +83,34 @@ std::optional<std::string> read_services(const json& object, std::vector<std::st
         }
         const auto& name = element.get_ref<const std::string&>();
         if (seen.insert(name).second) {
+            out.push_back(name);
+        }
+    }
+    return std::nullopt;
+}
+
+// `fields` (status): names of status members, each known (is_status_field), kept once.
+std::optional<std::string> read_fields(const json& object, const Request& request,
+                                       std::vector<std::string>& out) {
+    auto it = object.find("fields");
+    if (request.cmd != Command::status || it == object.end() || it->is_null()) {
+        return std::nullopt;
+    }
+    constexpr const char* k_message = "\"fields\" must be an array of strings";
+    if (!it->is_array()) {
+        return k_message;
+    }
+    for (const auto& element : *it) {
+        if (!element.is_string()) {
+            return k_message;
+        }
+        const auto& name = element.get_ref<const std::string&>();
+        if (!is_status_field(name)) {
+            // Only a short excerpt of the name is echoed back, as for "cmd".
+            auto shown = name.size() > 64 ? name.substr(0, 64) + "..." : name;
+            return "\"fields\": \"" + shown + "\" is not a field of a service's status";
+        }
+        if (std::ranges::find(out, name) == out.end()) {
             out.push_back(name);
         }
     }
@@ -185,7 +215,8 @@ Result parse_object(json& object) {
           read_bool(object, "previous", request.previous),
           read_bool(object, "follow", request.follow), read_string(object, "for", request.wait_for),
           read_within(object, request.within), read_bool(object, "no_block", request.no_block),
-          read_bool(object, "resources", request.resources), check_arguments(request)}) {
+          read_bool(object, "resources", request.resources),
+          read_fields(object, request, request.fields), check_arguments(request)}) {
         if (problem) {
             return fail(ErrorCode::bad_request, std::move(*problem), std::move(request.id));
         }
@@ -222,6 +253,9 @@ void to_json(json& out, const Request& request) {
             }
             if (request.resources) {
                 out["resources"] = true;
+            }
+            if (!request.fields.empty()) {
+                out["fields"] = request.fields;
             }
             break;
         case Command::start:

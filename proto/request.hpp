@@ -27,6 +27,8 @@ struct Request {
     double within = 60.0;               // wait: seconds before not_reached
     bool no_block = false;              // stop/restart: reply at once, before the runs end
     bool resources = false;             // status: each run's processes, CPU and memory
+    // status: only these members (and "name") in each service object; empty: all.
+    std::vector<std::string> fields;
 
     bool operator==(const Request&) const = default;
 };
@@ -40,7 +42,8 @@ inline constexpr int k_max_id_depth = 64;
 // offending field, with `id` filled in when it could be read. Checks each command's
 // required arguments (start/stop/restart/signal: a non-empty `services` or
 // `all: true`; signal: `signal`; logs/explain: `service`; logs: `lines` >= 0;
-// wait: services or all, `for` one of ready/done/stopped, `within` a finite number >= 0).
+// wait: services or all, `for` one of ready/done/stopped, `within` a finite number >= 0;
+// status: `fields`, when given, an array of status member names).
 // A name repeated in `services` is kept once, where it was first mentioned.
 // Unknown fields are ignored, as the protocol promises.
 std::expected<Request, Error> parse_request(std::string_view line) noexcept;

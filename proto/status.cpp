@@ -1,82 +1,26 @@
 #include "proto/status.hpp"
 
+#include <algorithm>
 #include <string>
+#include <string_view>
 #include <type_traits>
 
 #include "proto/json_writer.hpp"
 #include "proto/optional_json.hpp"
+#include "proto/status_members.hpp"
 
 namespace pkit::proto {
 
+using detail::daemon_members;
+using detail::exit_members;
 using detail::field_from_json;
+using detail::health_members;
 using detail::optional_from_json;
 using detail::optional_to_json;
+using detail::resources_members;
+using detail::service_members;
 
 namespace {
-
-// The members of each object, defined once for both writers: f(key, value) in key
-// order, since nlohmann's objects sort their keys, so to_json and the JsonWriter give
-// the same bytes. S is the struct, const or not.
-template <typename S, typename F>
-void exit_members(S& v, F&& f) {
-    f("at", v.at);
-    f("code", v.code);
-    f("duration", v.duration);
-    f("killed_by", v.killed_by);
-    f("signal", v.signal);
-    f("timed_out", v.timed_out);
-}
-
-template <typename S, typename F>
-void health_members(S& v, F&& f) {
-    f("failures", v.failures);
-    f("status", v.status);
-}
-
-template <typename S, typename F>
-void resources_members(S& v, F&& f) {
-    f("cpu_seconds", v.cpu_seconds);
-    f("processes", v.processes);
-    f("rss_bytes", v.rss_bytes);
-}
-
-template <typename S, typename F>
-void service_members(S& v, F&& f) {
-    f("group", v.group);
-    f("health", v.health);
-    f("last_exit", v.last_exit);
-    f("last_launch_error", v.last_launch_error);
-    f("liveness_kills", v.liveness_kills);
-    f("name", v.name);
-    f("next_restart_in", v.next_restart_in);
-    f("notify_status", v.notify_status);
-    f("pid", v.pid);
-    f("ready", v.ready);
-    f("ready_timeout", v.ready_timeout);
-    f("resources", v.resources);
-    f("restarts", v.restarts);
-    f("run", v.run);
-    f("started_at", v.started_at);
-    f("state", v.state);
-    f("stop_timeout", v.stop_timeout);
-    f("stopped", v.stopped);
-    f("storm_pauses", v.storm_pauses);
-    f("type", v.type);
-    f("uptime", v.uptime);
-}
-
-template <typename S, typename F>
-void daemon_members(S& v, F&& f) {
-    f("config_dir", v.config_dir);
-    f("orphans_reaped", v.orphans_reaped);
-    f("pid", v.pid);
-    f("protocol", v.protocol);
-    f("socket", v.socket);
-    f("state", v.state);
-    f("storm_pauses", v.storm_pauses);
-    f("uptime", v.uptime);
-    f("version", v.version);
-}
 
 // Builds an nlohmann object from a member list.
 template <typename S, typename Members>
@@ -150,11 +94,38 @@ void write(JsonWriter& w, const Resources& value) {
     write_object(w, value, k_resources);
 }
 
-void write_services(JsonWriter& w, const std::vector<ServiceStatus>& services) {
+// Which members of a status object a reply carries, by position in service_members:
+// every one, or "name" and those named in `fields` (already checked by parse_request).
+std::vector<bool> kept_members(const std::vector<std::string>& fields) {
+    std::vector<bool> keep;
+    const ServiceStatus example;
+    service_members(example, [&](const char* key, const auto&) {
+        keep.push_back(fields.empty() || std::string_view(key) == "name" ||
+                       std::ranges::find(fields, key) != fields.end());
+    });
+    return keep;
+}
+
+void write_services(JsonWriter& w, const std::vector<ServiceStatus>& services,
+                    const std::vector<std::string>& fields = {}) {
     w.key("services");
     w.begin_array();
-    for (const ServiceStatus& service : services) {
-        write_object(w, service, k_service);
+    if (fields.empty()) {
+        for (const ServiceStatus& service : services) {
+            write_object(w, service, k_service);
+        }
+    } else {
+        const std::vector<bool> keep = kept_members(fields);
+        for (const ServiceStatus& service : services) {
+            std::size_t i = 0;
+            write_object(w, service, [&](auto& v, auto&& f) {
+                service_members(v, [&](const char* key, const auto& member) {
+                    if (keep[i++]) {
+                        f(key, member);
+                    }
+                });
+            });
+        }
     }
     w.end_array();
 }
@@ -182,12 +153,27 @@ std::string reply_with(const json& id, std::size_t services, Body body) {
 
 }  // namespace
 
-std::string ok_reply(const json& id, const StatusResult& result) {
+std::string ok_reply(const json& id, const StatusResult& result,
+                     const std::vector<std::string>& fields) {
     return reply_with(id, result.services.size(), [&](JsonWriter& w) {
         w.key("daemon");
         write_object(w, result.daemon, k_daemon);
-        write_services(w, result.services);
+        write_services(w, result.services, fields);
     });
+}
+
+bool is_status_field(std::string_view name) {
+    return std::ranges::find(status_fields(), name) != status_fields().end();
+}
+
+const std::vector<std::string>& status_fields() {
+    static const std::vector<std::string> names = [] {
+        std::vector<std::string> out;
+        const ServiceStatus example;
+        service_members(example, [&](const char* key, const auto&) { out.emplace_back(key); });
+        return out;
+    }();
+    return names;
 }
 
 std::string ok_reply(const json& id, const ServicesResult& result) {

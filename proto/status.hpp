@@ -7,6 +7,7 @@
 #include <cstdint>
 #include <optional>
 #include <string>
+#include <string_view>
 #include <vector>
 
 #include "proto/fwd.hpp"
@@ -118,8 +119,16 @@ struct ServicesResult {
 // restart and signal, written straight into one string: the same bytes as
 // ok_reply(id, json(result)) without the DOM, which for a thousand services costs
 // several milliseconds and megabytes of short-lived maps.
-std::string ok_reply(const json& id, const StatusResult& result);
+// `fields` (a status request's "fields"): only "name" and these members in each
+// service object; empty: every member. The daemon object is always whole.
+std::string ok_reply(const json& id, const StatusResult& result,
+                     const std::vector<std::string>& fields = {});
 std::string ok_reply(const json& id, const ServicesResult& result);
+
+// The names of a service's status members (SPEC §5), in key order: what a status
+// request's "fields" may list.
+const std::vector<std::string>& status_fields();
+bool is_status_field(std::string_view name);
 
 void to_json(json& out, const Resources& value);
 void from_json(const json& in, Resources& value);

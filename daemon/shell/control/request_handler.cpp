@@ -270,7 +270,8 @@ void RequestHandler::handle_status(ConnectionId connection, const proto::Request
             }
         }
     }
-    m_server->reply(connection, proto::ok_reply(request.id, result));
+    // "fields" (pkitctl's table): only those members of each row are written.
+    m_server->reply(connection, proto::ok_reply(request.id, result, request.fields));
 }
 
 void RequestHandler::handle_control(ConnectionId connection, const proto::Request& request) {

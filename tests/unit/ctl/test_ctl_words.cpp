@@ -48,6 +48,25 @@ TEST_CASE("unknown command: the closest command is suggested when it is a likely
     CHECK(check_command({}, commands, valued) == std::nullopt);
 }
 
+TEST_CASE("command word: only the command given is declared, unless --help or --version") {
+    const std::vector<std::string> valued{"--socket", "--timeout", "--color"};
+    CHECK(command_word({"--socket", "/x.sock", "--json", "status", "web"}, valued) == "status");
+    CHECK(command_word({"--color=never", "logs", "-n", "5", "web"}, valued) == "logs");
+    CHECK(command_word({"--timeout", "3"}, valued) == std::nullopt);
+    CHECK(command_word({"--", "status"}, valued) == std::nullopt);
+    // CLI11 is told every command for the app's help and its version line...
+    CHECK(needs_every_command({"--help"}));
+    CHECK(needs_every_command({"status", "-h"}));
+    CHECK(needs_every_command({"logs", "-fh", "web"}));
+    CHECK(needs_every_command({"--version"}));
+    CHECK(needs_every_command({"status", "--help-all"}));
+    // ...and only the command given otherwise, whatever its options and names.
+    CHECK_FALSE(needs_every_command({"--socket", "/x", "status", "--tree", "web"}));
+    CHECK_FALSE(needs_every_command({"logs", "-f", "-n", "5", "--previous", "web"}));
+    CHECK_FALSE(needs_every_command({"status", "--", "-h"}));
+    CHECK_FALSE(needs_every_command({}));
+}
+
 TEST_CASE("since: durations of pkit.toml and bare seconds, nothing negative or malformed") {
     CHECK(parse_since("2s") == 2.0);
     CHECK(parse_since("1m30s") == 90.0);
