@@ -49,6 +49,13 @@ void write_file(const fs::path& path, std::string_view content) {
     }
 }
 
+void touch(const fs::path& path) {
+    if (!fs::exists(path)) {
+        write_file(path, "");
+    }
+    fs::last_write_time(path, fs::file_time_type::clock::now());
+}
+
 std::string read_file(const fs::path& path) {
     std::ifstream in(path, std::ios::binary);
     std::ostringstream text;

@@ -39,6 +39,11 @@ private:
 
 // Writes `content` to `path`, creating parent directories.
 void write_file(const fs::path& path, std::string_view content);
+// Creates `path` (empty) when missing and sets its mtime to now: a heartbeat for file
+// probes, which see a file only while it is newer than 2 × interval. A case that waits
+// for such a probe touches the file on each poll: one write may be stale before a
+// probe of a loaded pkitd gets to it.
+void touch(const fs::path& path);
 // The whole content of a file; empty when it does not exist.
 std::string read_file(const fs::path& path);
 // Non-empty lines of a file.

@@ -68,14 +68,26 @@ TEST_CASE(
     CHECK(body["ready"] == false);
     CHECK(body["not_ready"][0]["name"] == "app");
 
-    write_file(flag, "");
-    wait_for([&] { return http_get(port, "/readyz").status == 200; }, 10s,
-             "/readyz 200 once the probe passes");
+    // The probe passes while the flag is newer than 2 × 50ms: kept fresh while waiting.
+    HttpReply seen;
+    wait_for(
+        [&] {
+            touch(flag);
+            seen = http_get(port, "/readyz");
+            return seen.status == 200;
+        },
+        10s, "/readyz 200 once the probe passes",
+        [&] { return std::to_string(seen.status) + " " + seen.body; });
     CHECK(json::parse(http_get(port, "/readyz").body)["ready"] == true);
 
     write_file(crash, "");
-    wait_for([&] { return http_get(port, "/readyz").status == 503; }, 10s,
-             "/readyz 503 after the crash");
+    wait_for(
+        [&] {
+            seen = http_get(port, "/readyz");
+            return seen.status == 503;
+        },
+        10s, "/readyz 503 after the crash",
+        [&] { return std::to_string(seen.status) + " " + seen.body; });
     json after = json::parse(http_get(port, "/readyz").body);
     CHECK(after["not_ready"][0]["state"] == "backoff");
     CHECK(after["not_ready"][0]["reason"].get<std::string>().starts_with("backoff: restart 1 in"));

@@ -13,11 +13,13 @@ using namespace pkit::itest;
 
 namespace {
 
-// A service that becomes ready (its file probe sees DIR/up) about 1 s after it starts.
+// A service that becomes ready (its file probe sees DIR/up) about 1 s after it starts:
+// from then on it touches DIR/up every 100ms (a file probe passes only while the file is
+// newer than 2 × interval: touched once, a loaded pkitd's probe may find it stale).
 void slow_ready_service(const TempDir& dir) {
-    dir.service("web", sh_command("sleep 1; touch " + dir.file("up") + "; exec sleep 1000") +
-                           "[ready]\nfile = " + toml_str(dir.file("up")) +
-                           "\ninterval = \"50ms\"\n");
+    dir.service("web",
+                sh_command("sleep 1; while :; do touch " + dir.file("up") + "; sleep 0.1; done") +
+                    "[ready]\nfile = " + toml_str(dir.file("up")) + "\ninterval = \"200ms\"\n");
 }
 
 // web waits for `dep`, which does not start by itself: web stays `waiting`.

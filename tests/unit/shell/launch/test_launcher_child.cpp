@@ -3,6 +3,7 @@
 // of SPEC §7.
 
 #include <fcntl.h>
+#include <sys/syscall.h>
 #include <sys/wait.h>
 #include <unistd.h>
 
@@ -11,6 +12,7 @@
 #include <cstdlib>
 #include <filesystem>
 #include <fstream>
+#include <iterator>
 #include <optional>
 #include <string>
 
@@ -35,6 +37,18 @@ std::string proc_status_field(pid_t pid, const std::string& field) {
     return "";
 }
 
+// "0 -> /dev/null, 1 -> pipe:[123], ..." for messages.
+std::string describe_fds(pid_t pid) {
+    std::string text;
+    std::error_code error;
+    for (const auto& entry :
+         std::filesystem::directory_iterator("/proc/" + std::to_string(pid) + "/fd", error)) {
+        text += (text.empty() ? "" : ", ") + entry.path().filename().string() + " -> " +
+                std::filesystem::read_symlink(entry.path(), error).string();
+    }
+    return text;
+}
+
 std::vector<int> open_fds(pid_t pid) {
     std::vector<int> fds;
     for (const auto& entry :
@@ -43,6 +57,35 @@ std::vector<int> open_fds(pid_t pid) {
     }
     std::sort(fds.begin(), fds.end());
     return fds;
+}
+
+// Whether `pid` sleeps in nanosleep or clock_nanosleep (the first field of
+// /proc/PID/syscall; where that cannot be read, its state in /proc/PID/stat is S),
+// polled for up to 5 s.
+bool wait_asleep(pid_t pid) {
+    const std::string proc = "/proc/" + std::to_string(pid);
+    auto asleep = [&] {
+        std::ifstream syscall_file(proc + "/syscall");
+        if (long number = -1; syscall_file >> number) {
+#ifdef SYS_nanosleep
+            if (number == SYS_nanosleep) {
+                return true;
+            }
+#endif
+            return number == SYS_clock_nanosleep;
+        }
+        std::ifstream stat_file(proc + "/stat");
+        std::string stat((std::istreambuf_iterator<char>(stat_file)), {});
+        auto paren = stat.rfind(')');
+        return paren != std::string::npos && stat.compare(paren, 3, ") S") == 0;
+    };
+    for (int i = 0; i < 1000; ++i) {
+        if (asleep()) {
+            return true;
+        }
+        usleep(5000);
+    }
+    return false;
 }
 
 Launched launch_ok(const config::ServiceSpec& spec) {
@@ -77,7 +120,11 @@ TEST_CASE("a run gets default dispositions, an empty mask, its own session and o
     CHECK(proc_status_field(launched.pid, "SigIgn") == "0000000000000000");
     CHECK(getsid(launched.pid) == launched.pid);
     CHECK(getpgid(launched.pid) == launched.pid);
-    CHECK(open_fds(launched.pid) == std::vector<int>{0, 1, 2});
+    // sleep's own start-up (the dynamic loader, setlocale) opens and closes files for a
+    // moment after the exec: the fds are read once it sleeps.
+    REQUIRE_MESSAGE(wait_asleep(launched.pid), "sleep did not reach its nanosleep within 5 s");
+    CHECK_MESSAGE((open_fds(launched.pid) == std::vector<int>{0, 1, 2}),
+                  describe_fds(launched.pid));
     CHECK((fcntl(launched.stdout_fd, F_GETFL) & O_NONBLOCK) != 0);
     CHECK((fcntl(launched.stdout_fd, F_GETFD) & FD_CLOEXEC) != 0);
 
