@@ -142,15 +142,16 @@ private:
     void execute(const core::Action& action);
     // Spawns a run now (prepares it and submits it to the Spawner thread, which clones
     // it), or defers it to m_spawns_due (and a pump at the next turn) when reaping, when
-    // runs are already waiting there, or when this turn's budget of spawns is spent. The
+    // runs are already waiting there, or when this turn's budget of spawns is spent; or
+    // (pumped by the Spawner's next outcome) when k_spawns_in_flight are with it. The
     // budget dates from forks on the loop (~3 ms of pkitd CPU each); with the Spawner a
     // spawn costs the loop its preparation only, and 4, 16 or no bound measured the same
     // in a crash storm (bench/README.md), so it stays as a bound on one turn's work.
     // The core sees no difference: the run is launched, its pid known later.
     void spawn(std::size_t service, std::uint64_t run);
     void spawn_now(std::size_t service, std::uint64_t run);
-    // Spawns the runs deferred (m_spawns_due), in order, up to this turn's budget (every
-    // one with `all`); returns how many.
+    // Spawns the runs deferred (m_spawns_due), in order, up to this turn's budget and the
+    // Spawner's room (every one with `all`); returns how many.
     std::size_t spawn_due(bool all = false);
     // A launch's outcome (from PendingLaunches): feeds the Supervisor, without pumping.
     void on_launched(std::size_t service, std::uint64_t run,
@@ -243,6 +244,12 @@ private:
     // Spawns left to this loop turn (see spawn()); refilled by the pump at the next turn.
     static constexpr std::size_t k_spawns_per_turn = 4;
     std::size_t m_spawn_budget = k_spawns_per_turn;
+    // Launches prepared and handed to the Spawner whose outcome has not come back, at
+    // most: the rest wait in m_spawns_due as (service, run) and are prepared when the
+    // Spawner's outcomes make room. Without it a start-up of 1,000 would hold 1,000
+    // prepared launches at once: their environments (twice pkitd's memory at start-up)
+    // and three pipes each (6,000 fds beside the runs' 2,000).
+    static constexpr std::size_t k_spawns_in_flight = 8;
     // Inside on_timer: see arm_timer().
     bool m_in_timer = false;
     std::optional<int> m_exit_status;

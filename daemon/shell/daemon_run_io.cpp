@@ -15,6 +15,11 @@
 namespace pkit::shell {
 
 void Daemon::spawn(std::size_t service, std::uint64_t run) {
+    if (m_spawner.in_flight() >= k_spawns_in_flight) {
+        // The Spawner's next outcome pumps (see the constructor).
+        m_spawns_due.push_back(core::SpawnAction{service, run});
+        return;
+    }
     if (m_reaping || !m_spawns_due.empty() || m_spawn_budget == 0) {
         m_spawns_due.push_back(core::SpawnAction{service, run});
         pump_soon();
@@ -101,15 +106,20 @@ std::size_t Daemon::spawn_due(bool all) {
     if (m_reaping || m_spawns_due.empty()) {
         return 0;
     }
-    std::size_t count = all ? m_spawns_due.size() : std::min(m_spawn_budget, m_spawns_due.size());
+    std::size_t in_flight = m_spawner.in_flight();
+    std::size_t room = in_flight >= k_spawns_in_flight ? 0 : k_spawns_in_flight - in_flight;
+    std::size_t count = all ? m_spawns_due.size()
+                            : std::min({m_spawn_budget, room, m_spawns_due.size()});
     m_spawn_budget -= std::min(m_spawn_budget, count);
     // Off the queue before any is spawned, so that what a spawn causes cannot see them.
     std::vector<core::SpawnAction> due(m_spawns_due.begin(),
                                        m_spawns_due.begin() + static_cast<std::ptrdiff_t>(count));
     m_spawns_due.erase(m_spawns_due.begin(),
                        m_spawns_due.begin() + static_cast<std::ptrdiff_t>(count));
-    if (!m_spawns_due.empty()) {
-        pump_soon();  // the rest at the next turn, after the loop has polled
+    if (!m_spawns_due.empty() && count < room) {
+        // The rest at the next turn, after the loop has polled. When the Spawner has no
+        // room, its next outcome pumps instead: no turn spins waiting for it.
+        pump_soon();
     }
     for (const core::SpawnAction& a : due) {
         spawn_now(a.service, a.run);

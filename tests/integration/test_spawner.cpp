@@ -5,7 +5,10 @@
 
 #include <signal.h>
 
+#include <algorithm>
+#include <filesystem>
 #include <map>
+#include <optional>
 #include <string>
 
 #include "tests/integration/harness.hpp"
@@ -144,5 +147,52 @@ TEST_CASE("spawner: stop and restart of services whose launch is still queued") 
              "exactly one process of the restarted service",
              [&] { return describe(processes_running(dir, restarted_cmdline)); });
     CHECK(processes_running(dir, restarted_cmdline)[0].pid == s["pid"].get<pid_t>());
+    CHECK(pkitd.stop(60s) == 0);
+}
+
+TEST_CASE("spawner: a start-up of 300 holds only a few prepared launches, not 300") {
+    // Each prepared launch holds its three pipes (six fds) until the spawner has cloned
+    // it; were all 300 prepared at once, pkitd would hold about 1,800 fds beside the
+    // runs' two each. At most k_spawns_in_flight (8) are prepared ahead of the spawner.
+    constexpr int k_services = 300;
+    TempDir dir;
+    for (int i = 0; i < k_services; ++i) {
+        dir.service(numbered("sleep", i), "command = [\"sleep\", \"1000\"]\n");
+    }
+    Daemon pkitd(dir);
+    const std::string fd_dir = "/proc/" + std::to_string(pkitd.target_pid()) + "/fd";
+    auto open_fds = [&] {
+        std::error_code error;
+        std::size_t count = 0;
+        for (std::filesystem::directory_iterator it(fd_dir, error), end; !error && it != end;
+             it.increment(error)) {
+            ++count;
+        }
+        return count;
+    };
+    // Two output fds per run, 8 launches of six, and pkitd's own (socket, loop, log...).
+    const std::size_t bound = 2 * k_services + 8 * 6 + 64;
+    // Sampled from pkitd's start, before its socket accepts: the launches begin as soon as
+    // the tree is loaded.
+    std::size_t most = 0;
+    std::optional<Client> client;
+    wait_for(
+        [&] {
+            most = std::max(most, open_fds());
+            if (!client) {
+                if (auto connected = Client::try_connect(pkitd.socket())) {
+                    client.emplace(std::move(*connected));
+                }
+                return false;
+            }
+            json reply = client->request({{"cmd", "status"}}, 5s);
+            std::size_t running = 0;
+            for (const auto& s : reply["result"]["services"]) {
+                running += s["state"] == "running" ? 1 : 0;
+            }
+            return running == k_services;
+        },
+        60s, "every service running");
+    CHECK_MESSAGE(most <= bound, "pkitd held " << most << " fds during start-up, bound " << bound);
     CHECK(pkitd.stop(60s) == 0);
 }

@@ -81,6 +81,8 @@ public:
 
     // Whether a job was submitted whose outcome take() has not returned yet.
     bool busy() const { return !m_unfinished.empty(); }
+    // How many such jobs there are: queued, being cloned, or done and not taken.
+    std::size_t in_flight() const { return m_unfinished.size(); }
 
 private:
     struct Job {
