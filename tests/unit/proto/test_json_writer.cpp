@@ -6,32 +6,10 @@
 #include "proto/json_writer.hpp"
 #include "proto/reply.hpp"
 #include "proto/status.hpp"
+#include "tests/unit/proto/awkward_status.hpp"
 
 using namespace pkit::proto;
-
-namespace {
-
-ServiceStatus awkward_status(int k) {
-    ServiceStatus status;
-    status.name = "svc-" + std::to_string(k);
-    status.state = k % 2 ? "running" : "backoff";
-    status.group = k % 3 ? std::nullopt : std::optional<std::string>("g");
-    status.pid = k % 2 ? std::optional<int>(1000 + k) : std::nullopt;
-    status.run = k;
-    status.started_at = 1700000000.0 + k / 7.0;
-    status.uptime = k % 2 ? std::optional<double>(k * 0.001) : std::nullopt;
-    status.ready = k % 2 == 1;
-    status.restarts = k;
-    status.next_restart_in = k % 2 ? std::nullopt : std::optional<double>(1e-5 * k);
-    status.health = k % 4 ? std::nullopt : std::optional<HealthInfo>(HealthInfo{"unhealthy", 3});
-    // sd_notify STATUS= text is whatever the service sent: quotes, controls, bad UTF-8.
-    status.notify_status = "say \"hi\"\t\\ caf\xc3\xa9 \xff\x01";
-    status.last_exit = ExitInfo{.code = 1, .signal = std::nullopt, .duration = 2.0, .at = 1e9};
-    status.last_launch_error = "not_found: /x: No such file or directory";
-    return status;
-}
-
-}  // namespace
+using pkit::proto::test::awkward_status;
 
 TEST_CASE("the status reply written directly is the same line as through the JSON tree") {
     StatusResult result;

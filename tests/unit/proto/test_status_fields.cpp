@@ -9,39 +9,12 @@
 #include "proto/request.hpp"
 #include "proto/status.hpp"
 #include "proto/status_rows.hpp"
+#include "tests/unit/proto/awkward_status.hpp"
 
 using namespace pkit::proto;
+using pkit::proto::test::awkward_status;
 
 namespace {
-
-ServiceStatus row(int k) {
-    ServiceStatus status;
-    status.name = "svc-" + std::to_string(k);
-    status.state = k % 2 ? "running" : "backoff";
-    status.group = k % 3 ? std::nullopt : std::optional<std::string>("g");
-    status.pid = k % 2 ? std::optional<int>(1000 + k) : std::nullopt;
-    status.run = k;
-    status.started_at = 1700000000.0 + k / 7.0;
-    status.uptime = k % 2 ? std::optional<double>(k * 0.001) : std::nullopt;
-    status.restarts = k;
-    status.health = k % 4 ? std::nullopt : std::optional<HealthInfo>(HealthInfo{"unhealthy", 3});
-    status.notify_status = "say \"hi\"\t\\ caf\xc3\xa9 \xff\x01 \\u0041";
-    status.last_exit = k % 2
-                           ? std::optional<ExitInfo>(ExitInfo{.code = 1, .duration = 2.0})
-                           : std::optional<ExitInfo>(ExitInfo{
-                                 .signal = "SIGKILL", .timed_out = true, .killed_by = "liveness"});
-    status.last_launch_error = k == 4 ? std::optional<std::string>("not_found: /x") : std::nullopt;
-    status.type = k == 5 ? "oneshot" : "service";
-    status.ready_timeout = k % 2 ? std::optional<double>(2.5) : std::nullopt;
-    if (k % 3 == 1) {
-        status.resources.asked = true;
-        if (k % 2) {
-            status.resources.value =
-                Resources{.processes = 2, .cpu_seconds = 0.5, .rss_bytes = 5'000'000'000};
-        }
-    }
-    return status;
-}
 
 std::vector<ServiceStatus> rows_through_tree(const std::string& line) {
     return json::parse(line).at("result").at("services").get<std::vector<ServiceStatus>>();
@@ -85,19 +58,21 @@ TEST_CASE("status fields: parsed for status, kept once, unknown names refused") 
 }
 
 TEST_CASE("status fields: each row carries its name and the fields asked, the daemon whole") {
-    StatusResult result{DaemonStatus{.pid = 1, .version = "0.2.0"}, {row(1), row(3)}};
+    StatusResult result{DaemonStatus{.pid = 1, .version = "0.2.0"},
+                        {awkward_status(1), awkward_status(3)}};
     std::string line = ok_reply(json(9), result, {"state", "resources", "last_exit"});
     json reply = json::parse(line);
     CHECK(reply.at("result").at("daemon") == json(result.daemon));
     const json& rows = reply.at("result").at("services");
     REQUIRE(rows.size() == 2);
-    // row(1)'s request asked for its resources (Requested); row(3)'s did not.
+    // awkward_status(1)'s request asked for its resources (Requested); awkward_status(3)'s did not.
     CHECK(rows[0] == json{{"name", "svc-1"},
                           {"state", "running"},
-                          {"last_exit", json(*row(1).last_exit)},
-                          {"resources", json(*row(1).resources.value)}});
-    CHECK(rows[1] ==
-          json{{"name", "svc-3"}, {"state", "running"}, {"last_exit", json(*row(3).last_exit)}});
+                          {"last_exit", json(*awkward_status(1).last_exit)},
+                          {"resources", json(*awkward_status(1).resources.value)}});
+    CHECK(rows[1] == json{{"name", "svc-3"},
+                          {"state", "running"},
+                          {"last_exit", json(*awkward_status(3).last_exit)}});
     // Without fields, the whole rows as before.
     CHECK(ok_reply(json(9), result, {}) == ok_reply(json(9), json(result)));
 }
@@ -105,7 +80,7 @@ TEST_CASE("status fields: each row carries its name and the fields asked, the da
 TEST_CASE("status rows read from the line are the rows of the JSON tree") {
     StatusResult result{DaemonStatus{.pid = 1, .version = "0.2.0"}, {}};
     for (int k = 0; k < 9; ++k) {
-        result.services.push_back(row(k));
+        result.services.push_back(awkward_status(k));
     }
     std::string whole = ok_reply(json{{"a", {1, 2}}}, result);
     whole.pop_back();  // the newline, as the client's line reader strips it

@@ -1,0 +1,46 @@
+#pragma once
+// A status row with every awkward member the protocol's writers and readers must agree
+// on, varied by k: optional members present and absent, an exit by code and by signal,
+// resources asked for with and without a value, and a notify text with quotes, control
+// characters, bad UTF-8 and a literal \u escape. Shared by the proto unit tests.
+
+#include <optional>
+#include <string>
+
+#include "proto/status.hpp"
+
+namespace pkit::proto::test {
+
+inline ServiceStatus awkward_status(int k) {
+    ServiceStatus status;
+    status.name = "svc-" + std::to_string(k);
+    status.state = k % 2 ? "running" : "backoff";
+    status.group = k % 3 ? std::nullopt : std::optional<std::string>("g");
+    status.pid = k % 2 ? std::optional<int>(1000 + k) : std::nullopt;
+    status.run = k;
+    status.started_at = 1700000000.0 + k / 7.0;
+    status.uptime = k % 2 ? std::optional<double>(k * 0.001) : std::nullopt;
+    status.ready = k % 2 == 1;
+    status.restarts = k;
+    status.next_restart_in = k % 2 ? std::nullopt : std::optional<double>(1e-5 * k);
+    status.health = k % 4 ? std::nullopt : std::optional<HealthInfo>(HealthInfo{"unhealthy", 3});
+    // sd_notify STATUS= text is whatever the service sent: quotes, controls, bad UTF-8.
+    status.notify_status = "say \"hi\"\t\\ caf\xc3\xa9 \xff\x01 \\u0041";
+    status.last_exit = k % 2
+                           ? std::optional<ExitInfo>(ExitInfo{.code = 1, .duration = 2.0})
+                           : std::optional<ExitInfo>(ExitInfo{
+                                 .signal = "SIGKILL", .timed_out = true, .killed_by = "liveness"});
+    status.last_launch_error = k == 4 ? std::optional<std::string>("not_found: /x") : std::nullopt;
+    status.type = k == 5 ? "oneshot" : "service";
+    status.ready_timeout = k % 2 ? std::optional<double>(2.5) : std::nullopt;
+    if (k % 3 == 1) {
+        status.resources.asked = true;
+        if (k % 2) {
+            status.resources.value =
+                Resources{.processes = 2, .cpu_seconds = 0.5, .rss_bytes = 5'000'000'000};
+        }
+    }
+    return status;
+}
+
+}  // namespace pkit::proto::test
