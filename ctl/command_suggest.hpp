@@ -28,9 +28,9 @@ std::optional<std::string> command_word(const std::vector<std::string>& args,
 // do not nest and one command takes no other's name as a command (main.cpp).
 bool needs_every_command(const std::vector<std::string>& args);
 
-// The command word (see command_word), when it is not one of `commands`: the message to print. nullopt when the
-// command is known or there is none (CLI11 then says what is missing).
-// `valued` lists the global options that take a value as a separate word.
+// The command word (see command_word), when it is not one of `commands`: the message to print.
+// nullopt when the command is known or there is none (CLI11 then says what is missing). `valued`
+// lists the global options that take a value as a separate word.
 std::optional<std::string> check_command(const std::vector<std::string>& args,
                                          const std::vector<std::string>& commands,
                                          const std::vector<std::string>& valued);

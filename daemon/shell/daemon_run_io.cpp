@@ -108,8 +108,8 @@ std::size_t Daemon::spawn_due(bool all) {
     }
     std::size_t in_flight = m_spawner.in_flight();
     std::size_t room = in_flight >= k_spawns_in_flight ? 0 : k_spawns_in_flight - in_flight;
-    std::size_t count = all ? m_spawns_due.size()
-                            : std::min({m_spawn_budget, room, m_spawns_due.size()});
+    std::size_t count =
+        all ? m_spawns_due.size() : std::min({m_spawn_budget, room, m_spawns_due.size()});
     m_spawn_budget -= std::min(m_spawn_budget, count);
     // Off the queue before any is spawned, so that what a spawn causes cannot see them.
     std::vector<core::SpawnAction> due(m_spawns_due.begin(),
