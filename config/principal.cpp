@@ -3,11 +3,7 @@
 // when pkitd is not root: then only pkitd's own user and group are possible, and a
 // name that does not resolve cannot be shown to be pkitd's own.
 
-#include <grp.h>
-#include <pwd.h>
-
-#include <vector>
-
+#include "config/accounts.hpp"
 #include "config/load_steps.hpp"
 
 namespace pkit::config::detail {
@@ -15,28 +11,6 @@ namespace {
 
 // The largest id that is not (uid_t)-1, which means "no change" to set*id().
 constexpr std::int64_t k_max_id = 0xfffffffeLL;
-
-std::optional<std::uint32_t> uid_of(const std::string& name) {
-    passwd entry{};
-    passwd* found = nullptr;
-    std::vector<char> buffer(16384);
-    if (getpwnam_r(name.c_str(), &entry, buffer.data(), buffer.size(), &found) != 0 ||
-        found == nullptr) {
-        return std::nullopt;
-    }
-    return found->pw_uid;
-}
-
-std::optional<std::uint32_t> gid_of(const std::string& name) {
-    group entry{};
-    group* found = nullptr;
-    std::vector<char> buffer(16384);
-    if (getgrnam_r(name.c_str(), &entry, buffer.data(), buffer.size(), &found) != 0 ||
-        found == nullptr) {
-        return std::nullopt;
-    }
-    return found->gr_gid;
-}
 
 std::string describe(const Principal& who) {
     return who.name ? quote(*who.name) : std::to_string(who.id.value_or(0));
@@ -70,7 +44,7 @@ void parse_user_group(const TableReader& top, const LoadOptions& options, Princi
         return;
     }
     if (has_user) {
-        auto uid = user.id ? user.id : uid_of(*user.name);
+        auto uid = user.id ? user.id : user_id(*user.name);
         if (uid != options.uid) {
             top.diags().error(
                 pos_of(*top.get("user")),
@@ -79,7 +53,7 @@ void parse_user_group(const TableReader& top, const LoadOptions& options, Princi
         }
     }
     if (has_group) {
-        auto gid = group.id ? group.id : gid_of(*group.name);
+        auto gid = group.id ? group.id : group_id(*group.name);
         if (gid != options.gid) {
             top.diags().error(
                 pos_of(*top.get("group")),

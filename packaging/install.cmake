@@ -74,3 +74,6 @@ add_custom_target(pkit_deb_docs ALL DEPENDS ${PROJECT_BINARY_DIR}/packaging/chan
 install(FILES ${PROJECT_SOURCE_DIR}/packaging/deb/copyright
               ${PROJECT_BINARY_DIR}/packaging/changelog.gz
         DESTINATION ${CMAKE_INSTALL_DOCDIR} COMPONENT pkit)
+# pkitctl is static on purpose (ctl/CMakeLists.txt): said to lintian, with the reason.
+install(FILES ${PROJECT_SOURCE_DIR}/packaging/deb/lintian-overrides
+        DESTINATION ${CMAKE_INSTALL_DATADIR}/lintian/overrides RENAME pkit COMPONENT pkit)

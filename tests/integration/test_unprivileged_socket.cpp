@@ -71,3 +71,41 @@ TEST_CASE("an unprivileged pkitd without --socket serves under $XDG_RUNTIME_DIR"
     ::kill(daemon.pid(), SIGTERM);
     CHECK(daemon.wait_exit(15s) == 0);
 }
+
+TEST_CASE("pkitctl check as an unprivileged user resolves user and group names") {
+    // pkitctl is linked statically and looks accounts up through getent(1): as uid 65534,
+    // `user = "nobody"` and `group = "nogroup"` name its own ids and pass; `user =
+    // "root"` is a positioned error.
+    if (!is_root() || !have_program("setpriv") || !have_program("getent")) {
+        MESSAGE("skipped: needs root, setpriv and getent to run pkitctl as uid 65534");
+        return;
+    }
+    TempDir dir;
+    dir.service("own", "command = [\"sleep\", \"1\"]\nuser = \"nobody\"\ngroup = \"nogroup\"\n");
+    std::filesystem::permissions(
+        dir.path(), std::filesystem::perms::others_read | std::filesystem::perms::others_exec,
+        std::filesystem::perm_options::add);
+    for (const auto& entry : std::filesystem::recursive_directory_iterator(dir.path())) {
+        std::filesystem::permissions(
+            entry.path(), std::filesystem::perms::others_read | std::filesystem::perms::others_exec,
+            std::filesystem::perm_options::add);
+    }
+    std::vector<std::string> check = {"/usr/bin/env"};
+    const std::vector<std::string> nobody = as_nobody();
+    check.insert(check.end(), nobody.begin(), nobody.end());
+    check.insert(check.end(), {PKITCTL_BIN, "check", dir.path().string()});
+    CommandResult valid = run_command(check);
+    CHECK_MESSAGE(valid.exit_code == 0, valid.all());
+    CHECK_MESSAGE(valid.out.find("valid: 1 service") != std::string::npos, valid.all());
+
+    dir.service("other", "command = [\"sleep\", \"1\"]\nuser = \"root\"\n");
+    std::filesystem::permissions(dir.path() / "services" / "other.toml",
+                                 std::filesystem::perms::others_read,
+                                 std::filesystem::perm_options::add);
+    CommandResult refused = run_command(check);
+    CHECK_MESSAGE(refused.exit_code == 2, refused.all());
+    CHECK_MESSAGE(
+        refused.err.find("other.toml:2:8: error: user \"root\": pkitd runs as uid 65534") !=
+            std::string::npos,
+        refused.all());
+}
