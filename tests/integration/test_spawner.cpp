@@ -34,6 +34,13 @@ std::string numbered(const char* prefix, int i) {
     return name;
 }
 
+// `count` services sleep000, sleep001, ... running `sleep 1000`.
+void add_sleepers(const TempDir& dir, int count) {
+    for (int i = 0; i < count; ++i) {
+        dir.service(numbered("sleep", i), "command = [\"sleep\", \"1000\"]\n");
+    }
+}
+
 // Live processes of the case whose command line is exactly `cmdline` (argv joined by
 // spaces).
 std::vector<ProcInfo> processes_running(const TempDir& dir, const std::string& cmdline) {
@@ -100,9 +107,7 @@ TEST_CASE("spawner: SIGTERM with launches queued stops every child and pkitd exi
     // spawner: the shutdown must wait for them, then stop each child.
     constexpr int k_services = 300;
     TempDir dir;
-    for (int i = 0; i < k_services; ++i) {
-        dir.service(numbered("sleep", i), "command = [\"sleep\", \"1000\"]\n");
-    }
+    add_sleepers(dir, k_services);
     Daemon pkitd(dir);
     pkitd.wait_ready();
     pkitd.signal(SIGTERM);
@@ -156,9 +161,7 @@ TEST_CASE("spawner: a start-up of 300 holds only a few prepared launches, not 30
     // runs' two each. At most k_spawns_in_flight (8) are prepared ahead of the spawner.
     constexpr int k_services = 300;
     TempDir dir;
-    for (int i = 0; i < k_services; ++i) {
-        dir.service(numbered("sleep", i), "command = [\"sleep\", \"1000\"]\n");
-    }
+    add_sleepers(dir, k_services);
     Daemon pkitd(dir);
     const std::string fd_dir = "/proc/" + std::to_string(pkitd.target_pid()) + "/fd";
     auto open_fds = [&] {
