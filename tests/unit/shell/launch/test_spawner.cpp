@@ -76,8 +76,10 @@ TEST_CASE("the spawner clones prepared launches off the loop and reports each on
             services.push_back(o.service);
             REQUIRE(o.started.has_value());
             CHECK(o.started->pid > 0);
-            // The clone returned after the exec or the failure: the report is there.
-            auto report = read_launch_report(*o.started, false);
+            // The clone returned once the child had exec'd or failed. The report's end of
+            // file may still be a moment away: the kernel releases a vfork parent before it
+            // closes the child's close-on-exec fds, so this read waits for it.
+            auto report = read_launch_report(*o.started, true);
             REQUIRE(report.has_value());
             if (o.service == 4) {
                 REQUIRE_FALSE(report->has_value());
