@@ -13,6 +13,12 @@
 
 namespace pkit::ctl {
 
+// The members of a status row that render_table and render_tree read (besides the
+// name), which is all `pkitctl status` asks pkitd for (the request's "fields").
+inline const std::vector<std::string> k_rendered_fields = {
+    "group",  "type",     "state", "pid", "uptime", "restarts", "last_exit", "last_launch_error",
+    "health", "resources"};
+
 // NAME, [GROUP,] STATE, PID, UPTIME, RESTARTS, LAST EXIT, HEALTH; one row a service
 // in the given order, columns aligned. GROUP appears when any service has a group.
 std::string render_table(const std::vector<proto::ServiceStatus>& services, bool color);

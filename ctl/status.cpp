@@ -28,11 +28,9 @@ int run_status(const GlobalOptions& global, const StatusOptions& options) {
         services = result.at("services").get<std::vector<proto::ServiceStatus>>();
         print_json(result);
     } else {
-        // Only what the table and the tree show (ctl/render.cpp) and the state for exit
-        // 3, read straight into rows: a thousand services' reply is half as long.
-        request.fields = {"group",  "type",     "state",     "pid",
-                          "uptime", "restarts", "last_exit", "last_launch_error",
-                          "health", "resources"};
+        // Only what the table and the tree show (the state among it, for exit 3), read
+        // straight into rows: a thousand services' reply is half as long.
+        request.fields = k_rendered_fields;
         services = call_for_rows(global, request, timeout_of(global));
         std::cout << (options.tree ? render_tree(services, use_color())
                                    : render_table(services, use_color()));

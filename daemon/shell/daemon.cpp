@@ -183,15 +183,9 @@ void Daemon::execute(const core::Action& action) {
     struct Executor {
         Daemon& d;
         void operator()(const core::SpawnAction& a) const {
-            if (d.m_reaping) {
-                // A restart due at once: forked from inside the reaping, children exiting
-                // before it ends would keep it from ever returning to the loop. The core
-                // sees no difference: the run is launched, its pid known later.
-                d.m_spawns_due.push_back(a);
-                d.pump_soon();
-            } else {
-                d.spawn(a.service, a.run);
-            }
+            // The core sees no difference whether it is spawned now or deferred: the run
+            // is launched, its pid known later.
+            d.spawn(a.service, a.run);
         }
         void operator()(const core::SignalAction& a) const {
             if (a.then_cont) {

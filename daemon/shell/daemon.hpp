@@ -140,10 +140,11 @@ private:
     };
 
     void execute(const core::Action& action);
-    // Spawns a run now (prepares it and submits it to the Spawner thread, which clones
-    // it), or defers it to m_spawns_due (and a pump at the next turn) when reaping, when
-    // runs are already waiting there, or when this turn's budget of spawns is spent; or
-    // (pumped by the Spawner's next outcome) when k_spawns_in_flight are with it. The
+    // Queues a run in m_spawns_due, behind those waiting, and spawns what spawn_due()
+    // allows now (prepared and submitted to the Spawner thread, which clones it): nothing
+    // while reaping (a pump at the next turn), up to this turn's budget of spawns (the
+    // rest at the next turn), up to k_spawns_in_flight with the Spawner (the rest when
+    // its next outcome pumps). The
     // budget dates from forks on the loop (~3 ms of pkitd CPU each); with the Spawner a
     // spawn costs the loop its preparation only, and 4, 16 or no bound measured the same
     // in a crash storm (bench/README.md), so it stays as a bound on one turn's work.

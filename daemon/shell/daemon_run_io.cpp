@@ -15,18 +15,16 @@
 namespace pkit::shell {
 
 void Daemon::spawn(std::size_t service, std::uint64_t run) {
-    if (m_spawner.in_flight() >= k_spawns_in_flight) {
-        // The Spawner's next outcome pumps (see the constructor).
-        m_spawns_due.push_back(core::SpawnAction{service, run});
-        return;
-    }
-    if (m_reaping || !m_spawns_due.empty() || m_spawn_budget == 0) {
-        m_spawns_due.push_back(core::SpawnAction{service, run});
+    // In order behind any run already waiting; spawn_due() applies this turn's budget and
+    // the Spawner's room, and arranges the next pump for the rest.
+    m_spawns_due.push_back(core::SpawnAction{service, run});
+    if (m_reaping) {
+        // A restart due at once: spawned from inside the reaping, children exiting before
+        // it ends would keep it from ever returning to the loop.
         pump_soon();
         return;
     }
-    --m_spawn_budget;
-    spawn_now(service, run);
+    spawn_due();
 }
 
 void Daemon::spawn_now(std::size_t service, std::uint64_t run) {

@@ -6,7 +6,11 @@
 #include <string>
 #include <vector>
 
+#include <nlohmann/json.hpp>
+
 #include "ctl/render.hpp"
+#include "proto/status_rows.hpp"
+#include "tests/unit/proto/awkward_status.hpp"
 
 using pkit::ctl::health_text;
 using pkit::ctl::last_exit_text;
@@ -258,4 +262,22 @@ TEST_CASE("a TYPE column appears only when a oneshot job is listed") {
 
     auto plain = lines_of(render_table({running("web", 42, 8.0)}, false));
     CHECK(plain[0].find("TYPE") == std::string::npos);
+}
+
+TEST_CASE("the table and the tree read only the fields pkitctl status asks for") {
+    // `pkitctl status` asks pkitd for k_rendered_fields only: the rows of such a reply,
+    // read as pkitctl reads them, must render exactly as the whole rows, or a column
+    // would silently go blank.
+    pkit::proto::StatusResult result;
+    for (int k = 0; k < 9; ++k) {
+        result.services.push_back(pkit::proto::test::awkward_status(k));
+    }
+    auto cut = pkit::proto::parse_status_rows(
+        pkit::proto::ok_reply(nlohmann::json(1), result, pkit::ctl::k_rendered_fields));
+    REQUIRE(cut.has_value());
+    REQUIRE(cut->has_value());
+    for (bool color : {false, true}) {
+        CHECK(render_table(**cut, color) == render_table(result.services, color));
+        CHECK(render_tree(**cut, color) == render_tree(result.services, color));
+    }
 }
