@@ -69,12 +69,26 @@ std::expected<void, std::string> send_all(int fd, std::string_view bytes) {
 LineResult read_line(int fd, std::string& buffer,
                      std::optional<std::chrono::steady_clock::time_point> deadline,
                      bool (*interrupted)(), std::size_t max_buffer) {
+    // Bytes are received straight into the buffer's spare room (no bounce through a
+    // stack chunk), and a line that is the whole buffer, as a reply usually is, is moved
+    // out rather than copied: a status of 1,000 services is ~130 KB, and each page a copy
+    // touches is a page fault, ~25 us on a VM.
+    constexpr std::size_t k_chunk = 65536;
+    std::size_t searched = 0;
     for (;;) {
-        if (auto newline = buffer.find('\n'); newline != std::string::npos) {
-            LineResult result{LineRead::line, buffer.substr(0, newline)};
-            buffer.erase(0, newline + 1);
+        if (auto newline = buffer.find('\n', searched); newline != std::string::npos) {
+            LineResult result{LineRead::line, {}};
+            if (newline + 1 == buffer.size()) {
+                result.text = std::move(buffer);
+                result.text.pop_back();
+                buffer.clear();
+            } else {
+                result.text = buffer.substr(0, newline);
+                buffer.erase(0, newline + 1);
+            }
             return result;
         }
+        searched = buffer.size();
         if (interrupted != nullptr && interrupted()) {
             return {LineRead::interrupted, {}};
         }
@@ -86,8 +100,12 @@ LineResult read_line(int fd, std::string& buffer,
         if (ready == 0) {
             return {LineRead::timeout, {}};
         }
-        char chunk[65536];
-        const ssize_t n = ::recv(fd, chunk, sizeof chunk, 0);
+        ssize_t n = 0;
+        const std::size_t before = buffer.size();
+        buffer.resize_and_overwrite(before + k_chunk, [&](char* bytes, std::size_t) {
+            n = ::recv(fd, bytes + before, k_chunk, 0);
+            return before + static_cast<std::size_t>(std::max<ssize_t>(n, 0));
+        });
         if (n < 0 && errno == EINTR) {
             continue;
         }
@@ -97,7 +115,6 @@ LineResult read_line(int fd, std::string& buffer,
         if (n == 0) {
             return {LineRead::eof, {}};
         }
-        buffer.append(chunk, static_cast<std::size_t>(n));
         if (buffer.size() > max_buffer) {
             return {LineRead::too_large, {}};
         }

@@ -87,6 +87,10 @@ enum class Place { top, result, services, service, exit, health, resources, skip
 
 class RowsReader : public nlohmann::json_sax<json> {
 public:
+    // Room for `expected` rows up front: growing a vector of ~200-byte rows by doubling
+    // copies each row into fresh pages, and on a VM a page fault costs ~25 us.
+    explicit RowsReader(std::size_t expected) { m_rows.reserve(expected); }
+
     bool null() override { return scalar(Scalar{}); }
     bool boolean(bool value) override {
         return scalar(Scalar{.kind = Scalar::Kind::boolean, .boolean = value});
@@ -318,12 +322,26 @@ private:
     std::string m_error;
 };
 
+// About how many rows `line` holds, for the reservation: every row has a "name" member
+// (an estimate only: the same bytes inside a string value count too), and no more than
+// k_most_reserved, so that a reply of odd text cannot make a large reservation.
+std::size_t count_rows(std::string_view line) {
+    constexpr std::string_view k_member = "\"name\":";
+    constexpr std::size_t k_most_reserved = 65536;
+    std::size_t count = 0;
+    for (auto at = line.find(k_member); at != std::string_view::npos && count < k_most_reserved;
+         at = line.find(k_member, at + k_member.size())) {
+        ++count;
+    }
+    return count;
+}
+
 }  // namespace
 
 std::expected<std::optional<std::vector<ServiceStatus>>, std::string> parse_status_rows(
     std::string_view line) noexcept {
     try {
-        RowsReader reader;
+        RowsReader reader(count_rows(line));
         json::sax_parse(line, &reader);
         return std::move(reader).result();
     } catch (...) {
