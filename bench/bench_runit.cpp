@@ -9,7 +9,11 @@
 //     `runsvdir DIR`) until every service's `sleep` has exec'd: the same neutral test
 //     for both, the process tree in /proc (pkitd's children; runsvdir's grandchildren,
 //     under runsv), polled every 5 ms; --rounds fresh supervisors of each;
-//   - pkitd's and runsvdir's (all runsv processes included) CPU time by then.
+//   - pkitd's and runsvdir's (all runsv processes included) CPU time by then;
+//   - the floor beside them: a bare process that only posix_spawn()s the same N
+//     `sleep 1000` from one thread (vfork-style, as fast as the C library can) and
+//     supervises nothing, timed the same way. No supervisor can start N services faster
+//     than the machine starts N processes; the ratio to it says what pkitd adds.
 //
 // runit's services are directories with `run` = `#!/bin/sh` + `exec sleep 1000`, the
 // usual form. runsvdir is stopped with SIGHUP (TERM to every runsv), then anything
@@ -19,6 +23,7 @@
 //               [--sv /usr/bin/sv] [--sizes 1,100,1000] [--calls 30] [--startup 1000]
 //               [--rounds 3] [--timeout 60] (seconds a supervisor has to start them all)
 
+#include <spawn.h>
 #include <sys/stat.h>
 
 #include <filesystem>
@@ -243,6 +248,56 @@ void status_size(const std::string& pkitd_bin, const std::string& pkitctl,
               "", "", std::to_string(ctl_failed) + " pkitctl failed");
 }
 
+// The floor: a child of this bench that posix_spawn()s `n` `sleep 1000` and then waits
+// to be killed, so that the sleeps are its children as pkitd's runs are pkitd's.
+class BareSpawner {
+public:
+    explicit BareSpawner(std::size_t n) : m_n(n) {}
+    ~BareSpawner() { stop(); }
+    BareSpawner(const BareSpawner&) = delete;
+    BareSpawner& operator=(const BareSpawner&) = delete;
+
+    bool start() {
+        m_started_at = mono_seconds();
+        m_pid = ::fork();
+        if (m_pid == 0) {
+            ::setpgid(0, 0);
+            int null_fd = ::open("/dev/null", O_RDWR);
+            posix_spawn_file_actions_t actions;
+            ::posix_spawn_file_actions_init(&actions);
+            for (int fd = 0; fd < 3; ++fd) {
+                ::posix_spawn_file_actions_adddup2(&actions, null_fd, fd);
+            }
+            char sleep_path[] = "/bin/sleep";
+            char seconds[] = "1000";
+            char* child_argv[] = {sleep_path, seconds, nullptr};
+            for (std::size_t i = 0; i < m_n; ++i) {
+                pid_t child = 0;
+                ::posix_spawn(&child, sleep_path, &actions, nullptr, child_argv, environ);
+            }
+            for (;;) {
+                ::pause();
+            }
+        }
+        return m_pid > 0;
+    }
+    void stop() {
+        if (m_pid <= 0) {
+            return;
+        }
+        ::kill(-m_pid, SIGKILL);  // the spawner and its sleeps: one process group
+        ::waitpid(m_pid, nullptr, 0);
+        m_pid = -1;
+    }
+    pid_t pid() const { return m_pid; }
+    double started_at() const { return m_started_at; }
+
+private:
+    std::size_t m_n;
+    pid_t m_pid = -1;
+    double m_started_at = 0.0;
+};
+
 void startup(const std::string& pkitd_bin, const std::string& runsvdir_bin, std::size_t n,
              int rounds) {
     TempDir dir("pkit-bench-runit");
@@ -252,7 +307,17 @@ void startup(const std::string& pkitd_bin, const std::string& runsvdir_bin, std:
     std::vector<double> pkit_cpu;
     std::vector<double> runit_wall;
     std::vector<double> runit_cpu;
+    std::vector<double> bare_wall;
     for (int r = 0; r < rounds; ++r) {
+        {
+            BareSpawner bare(n);
+            if (bare.start()) {
+                double took = wait_sleeps(bare.pid(), 1, n, bare.started_at(), g_timeout);
+                if (!std::isnan(took)) {
+                    bare_wall.push_back(took);
+                }
+            }
+        }
         {
             Pkitd pkitd(pkitd_bin, dir.path());
             if (pkitd.start()) {
@@ -295,6 +360,10 @@ void startup(const std::string& pkitd_bin, const std::string& runsvdir_bin, std:
                             : "misses");
     print_row("start-up, " + count + ", all exec'd: runsvdir", ms(r), "ms", "(peer)", "",
               std::to_string(runit_wall.size()) + " of " + std::to_string(rounds) + " rounds");
+    double b = median_or_nan(bare_wall);
+    print_row("start-up, " + count + ", all exec'd: bare posix_spawn loop", ms(b), "ms", "(floor)",
+              std::isnan(p) || std::isnan(b) ? "" : format_number(p / b, 2) + "x floor",
+              std::to_string(bare_wall.size()) + " of " + std::to_string(rounds) + " rounds");
     print_row("  CPU by then: pkitd / runsvdir+runsv",
               ms(median_or_nan(pkit_cpu)) + "/" + ms(median_or_nan(runit_cpu)), "ms", "",
               ratio(median_or_nan(pkit_cpu), median_or_nan(runit_cpu)), "");
