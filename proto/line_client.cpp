@@ -1,6 +1,7 @@
 #include "proto/line_client.hpp"
 
 #include <poll.h>
+#include <sys/ioctl.h>
 #include <sys/socket.h>
 #include <sys/time.h>
 #include <sys/un.h>
@@ -100,10 +101,17 @@ LineResult read_line(int fd, std::string& buffer,
         if (ready == 0) {
             return {LineRead::timeout, {}};
         }
+        // Room for all that is queued, so that a long reply is received into one
+        // allocation rather than copied as the buffer doubles.
+        int queued = 0;
+        if (::ioctl(fd, FIONREAD, &queued) != 0 || queued < 0) {
+            queued = 0;
+        }
+        const std::size_t room = std::max(k_chunk, static_cast<std::size_t>(queued));
         ssize_t n = 0;
         const std::size_t before = buffer.size();
-        buffer.resize_and_overwrite(before + k_chunk, [&](char* bytes, std::size_t) {
-            n = ::recv(fd, bytes + before, k_chunk, 0);
+        buffer.resize_and_overwrite(before + room, [&](char* bytes, std::size_t) {
+            n = ::recv(fd, bytes + before, room, 0);
             return before + static_cast<std::size_t>(std::max<ssize_t>(n, 0));
         });
         if (n < 0 && errno == EINTR) {
