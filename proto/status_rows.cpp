@@ -7,6 +7,7 @@
 
 #include <nlohmann/json.hpp>
 
+#include "proto/json_scan.hpp"
 #include "proto/status_members.hpp"
 
 namespace pkit::proto {
@@ -342,7 +343,7 @@ std::expected<std::optional<std::vector<ServiceStatus>>, std::string> parse_stat
     std::string_view line) noexcept {
     try {
         RowsReader reader(count_rows(line));
-        json::sax_parse(line, &reader);
+        scan_json(line, reader);
         return std::move(reader).result();
     } catch (...) {
         return std::unexpected("the reply could not be processed");
