@@ -115,7 +115,9 @@ public:
             for (;;) {
                 skip_space();
                 if (open.empty()) {
-                    return m_at == m_text.size() || error("end of input expected");
+                    // sax_parse takes a NUL byte outside a string for the end.
+                    return m_at == m_text.size() || m_text[m_at] == '\0' ||
+                           error("end of input expected");
                 }
                 const char c = peek();
                 ++m_at;

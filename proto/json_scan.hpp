@@ -8,12 +8,13 @@
 // without escapes from one copy of its bytes and reads numbers in place.
 //
 // What it accepts and the calls it makes are sax_parse's (tests/unit/proto/
-// test_json_scan.cpp compares the two): numbers without a fraction or exponent go to
-// number_unsigned, or number_integer when negative, and to number_float when they do
-// not fit; a number that does not fit even a double is an error; strings must be valid
-// UTF-8 with valid escapes; a UTF-8 byte order mark at the start is skipped. On a
-// syntax error, parse_error gets the byte offset and a message (its exception says the
-// same), and nothing more is called.
+// test_json_scan.cpp and the fuzz target status_reply compare the two): numbers without
+// a fraction or exponent go to number_unsigned, or number_integer when negative, and to
+// number_float when they do not fit; a number that does not fit even a double is an
+// error; strings must be valid UTF-8 with valid escapes; a UTF-8 byte order mark at the
+// start is skipped, and a NUL byte outside a string ends the text. On a syntax error,
+// parse_error gets the byte offset and a message (its exception says the same), and
+// nothing more is called.
 
 #include <string_view>
 

@@ -135,6 +135,10 @@ TEST_CASE("scan_json: valid JSON makes the calls sax_parse makes") {
         same_as_nlohmann(text);
     }
     same_as_nlohmann(status_reply(12));
+    // A NUL byte outside a string ends the text for both (found by the fuzz target).
+    same_as_nlohmann(std::string("{\"a\":1}\0garbage", 16));
+    same_as_nlohmann(std::string("[1\0]", 4));
+    same_as_nlohmann(std::string("[\"a\0\"]", 6));
 }
 
 TEST_CASE("scan_json: broken JSON is refused where sax_parse refuses it") {
