@@ -203,7 +203,17 @@ pid_t clone_child(const ChildPlan& plan, ChildFds fds) {
         return -1;
     }
     CloneArgs args{&plan, fds};
-    return clone(&clone_entry, stack.top(), CLONE_VM | CLONE_VFORK | SIGCHLD, &args);
+#if defined(__SANITIZE_THREAD__)
+    // ThreadSanitizer keeps its state per thread in the thread's memory; a child that
+    // shares that memory and calls the C library's intercepted functions (open, dup2,
+    // close) would rewrite the parent thread's state and make every report after it
+    // false. Under TSan only, the child gets its own copy of the memory (fork-style); the
+    // parent still waits for its exec, so everything else is as in the real build.
+    constexpr int k_flags = CLONE_VFORK | SIGCHLD;
+#else
+    constexpr int k_flags = CLONE_VM | CLONE_VFORK | SIGCHLD;
+#endif
+    return clone(&clone_entry, stack.top(), k_flags, &args);
 }
 
 }  // namespace pkit::shell
