@@ -8,15 +8,9 @@
 #include "ctl/commands.hpp"
 #include "ctl/common.hpp"
 #include "ctl/render.hpp"
+#include "ctl/status_args.hpp"
 
 namespace pkit::ctl {
-namespace {
-
-struct StatusOptions {
-    std::vector<std::string> names;
-    bool tree = false;
-    bool resources = false;
-};
 
 int run_status(const GlobalOptions& global, const StatusOptions& options) {
     proto::Request request{.cmd = proto::Command::status, .services = options.names};
@@ -44,8 +38,6 @@ int run_status(const GlobalOptions& global, const StatusOptions& options) {
     }
     return k_exit_ok;
 }
-
-}  // namespace
 
 CommandSpec add_status(const GlobalOptions& global) {
     auto options = std::make_shared<StatusOptions>();
