@@ -2,21 +2,15 @@
 // result with --json). Exit 3 when a service named on the command line is not running,
 // so `pkitctl status web && ...` works as a readiness check.
 
-#include <iostream>
+#include <cstdio>
 #include <memory>
 
 #include "ctl/commands.hpp"
 #include "ctl/common.hpp"
 #include "ctl/render.hpp"
+#include "ctl/status_args.hpp"
 
 namespace pkit::ctl {
-namespace {
-
-struct StatusOptions {
-    std::vector<std::string> names;
-    bool tree = false;
-    bool resources = false;
-};
 
 int run_status(const GlobalOptions& global, const StatusOptions& options) {
     proto::Request request{.cmd = proto::Command::status, .services = options.names};
@@ -32,8 +26,9 @@ int run_status(const GlobalOptions& global, const StatusOptions& options) {
         // straight into rows: a thousand services' reply is half as long.
         request.fields = k_rendered_fields;
         services = call_for_rows(global, request, timeout_of(global));
-        std::cout << (options.tree ? render_tree(services, use_color())
-                                   : render_table(services, use_color()));
+        const std::string text = options.tree ? render_tree(services, use_color())
+                                              : render_table(services, use_color());
+        std::fwrite(text.data(), 1, text.size(), stdout);  // not std::cout: see main.cpp
     }
     if (!options.names.empty()) {
         for (const auto& status : services) {
@@ -44,8 +39,6 @@ int run_status(const GlobalOptions& global, const StatusOptions& options) {
     }
     return k_exit_ok;
 }
-
-}  // namespace
 
 CommandSpec add_status(const GlobalOptions& global) {
     auto options = std::make_shared<StatusOptions>();
