@@ -2,12 +2,12 @@
 // without a running pkitd. Every problem goes to stderr as FILE:LINE:COLUMN: error: ...
 
 #include <cstdlib>
+#include <iostream>
 #include <memory>
 
 #include "config/loader.hpp"
 #include "ctl/commands.hpp"
 #include "ctl/common.hpp"
-#include "ctl/standard_streams.hpp"
 
 namespace pkit::ctl {
 namespace {

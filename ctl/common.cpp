@@ -2,14 +2,13 @@
 
 #include <algorithm>
 #include <chrono>
-#include <cstdio>
 #include <cstdlib>
+#include <iostream>
 
 #include <sys/stat.h>
 
 #include "ctl/client.hpp"
 #include "ctl/render.hpp"
-#include "ctl/standard_streams.hpp"
 #include "proto/socket_path.hpp"
 #include "proto/status_rows.hpp"
 
@@ -96,11 +95,7 @@ proto::json result_of(proto::Reply reply, const std::string& path) {
 }
 
 void print_json(const proto::json& value) {
-    // Through stdio, where std::cout writes too: `status --json` has no standard
-    // streams (ctl/standard_streams.hpp).
-    const std::string line = proto::to_line(value);
-    std::fwrite(line.data(), 1, line.size(), stdout);
-    std::fflush(stdout);
+    std::cout << proto::to_line(value) << std::flush;
 }
 
 std::vector<proto::ServiceStatus> services_of(const proto::json& result) {

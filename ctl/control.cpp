@@ -10,11 +10,11 @@
 // timeout; both plus 10 s.
 
 #include <algorithm>
+#include <iostream>
 #include <memory>
 
 #include "ctl/commands.hpp"
 #include "ctl/common.hpp"
-#include "ctl/standard_streams.hpp"
 
 namespace pkit::ctl {
 namespace {

@@ -2,13 +2,13 @@
 // until interrupted (exit 0); --json keeps the protocol's objects as they come.
 
 #include <algorithm>
+#include <iostream>
 #include <memory>
 
 #include "ctl/client.hpp"
 #include "ctl/commands.hpp"
 #include "ctl/common.hpp"
 #include "ctl/event_line.hpp"
-#include "ctl/standard_streams.hpp"
 
 namespace pkit::ctl {
 namespace {

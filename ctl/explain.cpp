@@ -1,11 +1,11 @@
 // pkitctl explain NAME: pkitd's own words on why a service is in its state and what
 // happens next.
 
+#include <iostream>
 #include <memory>
 
 #include "ctl/commands.hpp"
 #include "ctl/common.hpp"
-#include "ctl/standard_streams.hpp"
 
 namespace pkit::ctl {
 namespace {

@@ -2,10 +2,10 @@
 // service that keeps pkitd from being ready, with its reason; exit 0 when ready and 3
 // when not, so it serves as a Docker HEALTHCHECK or a Kubernetes exec probe.
 
+#include <iostream>
 
 #include "ctl/commands.hpp"
 #include "ctl/common.hpp"
-#include "ctl/standard_streams.hpp"
 
 namespace pkit::ctl {
 namespace {

@@ -4,6 +4,7 @@
 // lines across their runs (logs_follow.cpp) until every one will not run again.
 
 #include <climits>
+#include <iostream>
 #include <memory>
 
 #include "ctl/client.hpp"
@@ -11,7 +12,6 @@
 #include "ctl/common.hpp"
 #include "ctl/log_lines.hpp"
 #include "ctl/logs_follow.hpp"
-#include "ctl/standard_streams.hpp"
 #include "ctl/time_text.hpp"
 
 namespace pkit::ctl {

@@ -6,15 +6,12 @@
 
 #include <algorithm>
 #include <cctype>
-#include <cstdio>
+#include <iostream>
 #include <memory>
 #include <string>
 #include <string_view>
 #include <type_traits>
 #include <variant>
-
-// Before CLI11, whose <iostream> would construct the standard streams at start-up.
-#include "ctl/standard_streams.hpp"
 
 #include <CLI/CLI.hpp>
 
@@ -116,18 +113,17 @@ Declared declare(CLI::App& app, CommandSpec spec) {
     return declared;
 }
 
-// Runs a command: its exit status, or the one its error maps to, after its message
-// (through stdio, as std::cerr would: the status path has no standard streams).
+// Runs a command: its exit status, or the one its error maps to, after its message.
 template <typename Run>
 int run_command(const Run& run) {
     try {
         return run();
     } catch (const CtlError& error) {
-        std::fprintf(stderr, "pkitctl: %s\n", error.what());
+        std::cerr << "pkitctl: " << error.what() << "\n";
         return error.status();
     } catch (const std::exception& error) {
         // A reply that parsed as JSON but not as the objects it should hold.
-        std::fprintf(stderr, "pkitctl: unexpected reply from pkitd: %s\n", error.what());
+        std::cerr << "pkitctl: unexpected reply from pkitd: " << error.what() << "\n";
         return k_exit_unreachable;
     }
 }
@@ -138,7 +134,7 @@ int main(int argc, char** argv) {
     // `pkitctl --version` alone: the line CLI11 would print, without building the app
     // (every subcommand) to end it with an exception.
     if (argc == 2 && std::string_view(argv[1]) == "--version") {
-        std::printf("%s\n", pkit::proto::version_line("pkitctl").c_str());
+        std::cout << pkit::proto::version_line("pkitctl") << "\n";
         return k_exit_ok;
     }
     const std::vector<std::string> args(argv + 1, argv + argc);
@@ -148,8 +144,6 @@ int main(int argc, char** argv) {
         set_color_mode(parse_color_mode(status->global.color).value_or(ColorMode::automatic));
         return run_command([&] { return run_status(status->global, status->options); });
     }
-    // Every other command may write to std::cout and std::cerr (ctl/standard_streams.hpp).
-    static const std::ios_base::Init k_standard_streams;
     CLI::App app{"pkitctl: see and steer the services of a running pkitd", "pkitctl"};
     app.formatter(std::make_shared<WordsFormatter>());  // before the subcommands: they inherit it
     GlobalOptions global;

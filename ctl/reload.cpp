@@ -1,10 +1,10 @@
 // pkitctl reload: pkitd re-reads its configuration. An invalid one changes nothing and
 // comes back as an invalid_config error (exit 1) listing the problems.
 
+#include <iostream>
 
 #include "ctl/commands.hpp"
 #include "ctl/common.hpp"
-#include "ctl/standard_streams.hpp"
 
 namespace pkit::ctl {
 namespace {

@@ -2,13 +2,13 @@
 // requests: status (with resources), explain and logs. --json prints the three
 // results as {"status", "explain", "logs"}.
 
+#include <iostream>
 #include <memory>
 
 #include "ctl/color.hpp"
 #include "ctl/commands.hpp"
 #include "ctl/common.hpp"
 #include "ctl/show_view.hpp"
-#include "ctl/standard_streams.hpp"
 #include "ctl/time_text.hpp"
 
 namespace pkit::ctl {

@@ -1,10 +1,10 @@
 // pkitctl shutdown: pkitd stops every service in reverse dependency order and exits.
 // The reply comes before the shutdown, so this returns at once.
 
+#include <iostream>
 
 #include "ctl/commands.hpp"
 #include "ctl/common.hpp"
-#include "ctl/standard_streams.hpp"
 
 namespace pkit::ctl {
 namespace {

@@ -1,12 +1,12 @@
 // pkitctl signal [--group] NAME... SIGNAL: send a signal to services' main processes
 // (or, with --group, to their whole process groups).
 
+#include <iostream>
 #include <memory>
 
 #include "config/values.hpp"
 #include "ctl/commands.hpp"
 #include "ctl/common.hpp"
-#include "ctl/standard_streams.hpp"
 
 namespace pkit::ctl {
 namespace {

@@ -2,7 +2,7 @@
 // result with --json). Exit 3 when a service named on the command line is not running,
 // so `pkitctl status web && ...` works as a readiness check.
 
-#include <cstdio>
+#include <iostream>
 #include <memory>
 
 #include "ctl/commands.hpp"
@@ -26,9 +26,8 @@ int run_status(const GlobalOptions& global, const StatusOptions& options) {
         // straight into rows: a thousand services' reply is half as long.
         request.fields = k_rendered_fields;
         services = call_for_rows(global, request, timeout_of(global));
-        const std::string text = options.tree ? render_tree(services, use_color())
-                                              : render_table(services, use_color());
-        std::fwrite(text.data(), 1, text.size(), stdout);  // not std::cout: see main.cpp
+        std::cout << (options.tree ? render_tree(services, use_color())
+                                   : render_table(services, use_color()));
     }
     if (!options.names.empty()) {
         for (const auto& status : services) {

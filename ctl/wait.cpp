@@ -5,13 +5,13 @@
 // for `within` plus a margin.
 
 #include <chrono>
+#include <iostream>
 #include <memory>
 
 #include "config/values.hpp"
 #include "ctl/client.hpp"
 #include "ctl/commands.hpp"
 #include "ctl/common.hpp"
-#include "ctl/standard_streams.hpp"
 
 namespace pkit::ctl {
 namespace {
