@@ -60,7 +60,11 @@ std::expected<Pattern, std::string> Pattern::compile(std::string source) {
     if (!re->ok()) {
         return std::unexpected(printable(re->error()));
     }
-    return Pattern(std::move(source), std::move(re));
+    return Pattern(std::move(re));
+}
+
+const std::string& Pattern::source() const {
+    return m_re->pattern();
 }
 
 bool Pattern::search(std::string_view line) const {

@@ -6,7 +6,9 @@
 //
 // A value: copies share one compiled, immutable RE2, and == compares the source text,
 // so the model stays comparable for reload's change detection. re2 is pkitconfig's
-// private dependency; this header does not include it.
+// private dependency; this header does not include it. The source is the RE2's own
+// copy (RE2::pattern()): a Pattern is one pointer, which every service's two
+// predicates carry whether they hold a pattern or not (issue 14).
 
 #include <cstddef>
 #include <expected>
@@ -31,17 +33,15 @@ public:
     // RE2's memory budget). Never throws for a bad pattern.
     static std::expected<Pattern, std::string> compile(std::string source);
 
-    const std::string& source() const { return m_source; }
+    const std::string& source() const;
     // Whether the pattern matches anywhere in `line` (unanchored, like grep).
     bool search(std::string_view line) const;
 
-    bool operator==(const Pattern& other) const { return m_source == other.m_source; }
+    bool operator==(const Pattern& other) const { return source() == other.source(); }
 
 private:
-    Pattern(std::string source, std::shared_ptr<const re2::RE2> re)
-        : m_source(std::move(source)), m_re(std::move(re)) {}
+    explicit Pattern(std::shared_ptr<const re2::RE2> re) : m_re(std::move(re)) {}
 
-    std::string m_source;
     std::shared_ptr<const re2::RE2> m_re;  // never null
 };
 

@@ -138,7 +138,7 @@ void Service::rotate_tails() {
     m_previous_tail_run = m_tail_run;
     m_tail = OutputTail(m_spec.output.max_lines, m_spec.output.max_bytes);
     m_tail_run = m_run;
-    m_output_matches = OutputMatches{};
+    m_output_matches.reset();
     m_match_output = m_spec.stop_when.output_matches || m_spec.give_up_when.output_matches;
 }
 
@@ -259,8 +259,10 @@ Outcome Service::on_exit(std::uint64_t run, const ProcessExit& status, Now now, 
     result.killed_by = exit.killed_by;
     result.duration = exit.duration;
     result.clean = is_clean(m_spec, exit);
-    result.output = std::move(m_output_matches);
-    m_output_matches = OutputMatches{};
+    if (m_output_matches) {
+        result.output = std::move(*m_output_matches);
+        m_output_matches.reset();
+    }
     complete_run(result, now, out, u01, outcome);
     return outcome;
 }
@@ -334,7 +336,19 @@ void Service::record_output(std::uint64_t run, Stream stream, std::string_view t
     if (m_tail_run && run == *m_tail_run) {
         m_tail.append(stream, text, wall);
         if (m_match_output && run == m_run) {
-            match_output_line(m_spec, text, m_output_matches);
+            OutputMatches found;  // empty: no allocation unless a pattern matches
+            match_output_line(m_spec, text, found);
+            if (found.stop_when || found.give_up_when) {
+                if (!m_output_matches) {
+                    m_output_matches = std::make_unique<OutputMatches>();
+                }
+                if (found.stop_when) {
+                    m_output_matches->stop_when = std::move(found.stop_when);
+                }
+                if (found.give_up_when) {
+                    m_output_matches->give_up_when = std::move(found.give_up_when);
+                }
+            }
         }
     } else if (m_previous_tail_run && run == *m_previous_tail_run) {
         m_previous_tail.append(stream, text, wall);

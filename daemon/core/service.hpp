@@ -74,6 +74,7 @@
 
 #include <array>
 #include <cstdint>
+#include <memory>
 #include <optional>
 #include <string>
 #include <vector>
@@ -232,7 +233,7 @@ private:
     static constexpr std::size_t k_timers = 7;
 
     std::optional<TimePoint> due(Timer t) const { return m_timers[static_cast<std::size_t>(t)]; }
-    std::optional<TimePoint>& timer(Timer t) { return m_timers[static_cast<std::size_t>(t)]; }
+    OptionalTime& timer(Timer t) { return m_timers[static_cast<std::size_t>(t)]; }
     // Disarms `t` and returns true when it was due at `now`.
     bool fire(Timer t, Now now);
     bool restart_phase() const;
@@ -259,15 +260,15 @@ private:
     Phase m_phase = Phase::stopped;
     bool m_desired_up = false;
     AfterStop m_after_stop = AfterStop::stay_stopped;
-    std::optional<TimePoint> m_cancel_deadline;  // cancelled: the stop's kill deadline
-    std::array<std::optional<TimePoint>, k_timers> m_timers;
+    OptionalTime m_cancel_deadline;  // cancelled: the stop's kill deadline
+    std::array<OptionalTime, k_timers> m_timers;
 
     // The current run.
     std::uint64_t m_run = 0;
     pid_t m_pid = 0;
     bool m_ready = false;
     KilledBy m_killing = KilledBy::none;  // why pkitd is ending the current run
-    std::optional<TimePoint> m_started;
+    OptionalTime m_started;
     double m_started_wall = 0.0;
 
     // Readiness and liveness of the current run.
@@ -291,8 +292,9 @@ private:
     OutputTail m_tail;
     OutputTail m_previous_tail;
     // The current run's lines that matched output_matches; searched while
-    // m_match_output, from the launch until the run is judged or stopped.
-    OutputMatches m_output_matches;
+    // m_match_output, from the launch until the run is judged or stopped. Allocated at
+    // the first match: most services have no output pattern, or no match.
+    std::unique_ptr<OutputMatches> m_output_matches;
     bool m_match_output = false;
     std::optional<std::uint64_t> m_tail_run;
     std::optional<std::uint64_t> m_previous_tail_run;

@@ -6,7 +6,7 @@
 namespace pkit::core {
 
 bool Service::fire(Timer t, Now now) {
-    std::optional<TimePoint>& at = timer(t);
+    OptionalTime& at = timer(t);
     if (!at || now.mono < *at) {
         return false;
     }
@@ -62,9 +62,9 @@ Outcome Service::on_time(Now now, Actions& out) {
 
 std::optional<TimePoint> Service::next_deadline() const {
     std::optional<TimePoint> next;
-    for (const std::optional<TimePoint>& at : m_timers) {
+    for (const OptionalTime& at : m_timers) {
         if (at && (!next || *at < *next)) {
-            next = at;
+            next = *at;
         }
     }
     return next;

@@ -56,7 +56,8 @@ void Service::stop(Now now, Actions& out, AfterStop after, std::optional<TimePoi
             begin_stop(now, out, KilledBy::operator_, deadline);
             break;
         case Phase::cancelled:
-            m_cancel_deadline = earliest(m_cancel_deadline, deadline);
+            m_cancel_deadline =
+                earliest(std::optional<TimePoint>(m_cancel_deadline), deadline);
             break;
         case Phase::running:
         case Phase::stopping:
@@ -128,7 +129,7 @@ void Service::hold_until(TimePoint until) {
     if (!restart_phase() || !m_desired_up) {
         return;
     }
-    std::optional<TimePoint>& restart = timer(Timer::restart);
+    OptionalTime& restart = timer(Timer::restart);
     if (!restart || *restart < until) {
         restart = until;
         m_phase = Phase::storm_hold;

@@ -29,6 +29,30 @@ struct Now {
     }
 };
 
+// A TimePoint or none, in the space of one (half an optional's): TimePoint::min()
+// stands for none, which no deadline or start time is (each is a `now` plus a
+// non-negative duration). Converts to and from std::optional<TimePoint>. A Service keeps
+// nine of them: with a thousand services, 72 KB less (issue 14).
+class OptionalTime {
+public:
+    OptionalTime() = default;
+    OptionalTime(std::nullopt_t) {}
+    OptionalTime(TimePoint at) : m_at(at) {}
+    OptionalTime(std::optional<TimePoint> at) : m_at(at.value_or(k_none)) {}
+
+    bool has_value() const { return m_at != k_none; }
+    explicit operator bool() const { return has_value(); }
+    TimePoint operator*() const { return m_at; }
+    void reset() { m_at = k_none; }
+    operator std::optional<TimePoint>() const {
+        return has_value() ? std::optional(m_at) : std::nullopt;
+    }
+
+private:
+    static constexpr TimePoint k_none = TimePoint::min();
+    TimePoint m_at = k_none;
+};
+
 enum class State {
     waiting,
     starting,

@@ -114,8 +114,11 @@ public:
     bool shutting_down() const { return m_supervisor.shutting_down(); }
 
 private:
-    // The open output pipes of one run.
+    // The open output pipes of one run. The readers' callbacks capture only a pointer
+    // to this entry and a stream, which std::function holds without allocating.
     struct RunPipes {
+        Daemon* daemon;
+        std::size_t service;
         std::uint64_t run;
         std::unique_ptr<LineReader> out;
         std::unique_ptr<LineReader> err;

@@ -5,6 +5,7 @@
 
 #include <algorithm>
 #include <cerrno>
+#include <type_traits>
 
 #include "daemon/shell/control/request_handler.hpp"
 #include "daemon/shell/daemon.hpp"
@@ -94,7 +95,7 @@ void Daemon::on_launched(std::size_t service, std::uint64_t run,
         close_fds({outcome->stdout_fd, outcome->stderr_fd});
         return;
     }
-    auto& pipes = pipes_of(service).emplace_back(std::make_unique<RunPipes>(RunPipes{run}));
+    auto& pipes = pipes_of(service).emplace_back(std::make_unique<RunPipes>(RunPipes{this, service, run}));
     attach_pipes(service, *pipes, outcome->stdout_fd, core::Stream::stdout_);
     attach_pipes(service, *pipes, outcome->stderr_fd, core::Stream::stderr_);
     m_supervisor.on_spawned(service, run, outcome->pid, now());
@@ -159,20 +160,26 @@ std::size_t Daemon::resolve_launches_of(std::size_t service) {
 }
 
 void Daemon::attach_pipes(std::size_t service, RunPipes& pipes, int fd, core::Stream stream) {
-    std::uint64_t run = pipes.run;
     auto& slot = stream == core::Stream::stdout_ ? pipes.out : pipes.err;
-    slot = std::make_unique<LineReader>(
-        m_loop,
-        [this, service, run, stream](std::string_view line) {
-            on_line(service, run, stream, line);
-        },
-        [this, service, &slot] {
-            // Destroying the reader inside its own callback is allowed; the entry itself
-            // is swept later, outside any callback of its readers.
-            // The reset destroys this very closure: it must be the last thing done.
-            m_pipes_to_sweep.push_back(service);
-            slot.reset();
-        });
+    // Two pointers' worth of trivially copyable captures: std::function keeps them in
+    // its own buffer, so a run's readers cost no allocation for their callbacks (with a
+    // thousand services, four fewer allocations each; issue 14).
+    RunPipes* entry = &pipes;
+    auto on_line = [entry, stream](std::string_view line) {
+        entry->daemon->on_line(entry->service, entry->run, stream, line);
+    };
+    auto on_eof = [entry, reader = &slot] {
+        // Destroying the reader inside its own callback is allowed; the entry itself
+        // is swept later, outside any callback of its readers.
+        // The reset destroys this very closure: it must be the last thing done.
+        entry->daemon->m_pipes_to_sweep.push_back(entry->service);
+        reader->reset();
+    };
+    static_assert(sizeof(on_line) <= 2 * sizeof(void*) &&
+                  std::is_trivially_copyable_v<decltype(on_line)>);
+    static_assert(sizeof(on_eof) <= 2 * sizeof(void*) &&
+                  std::is_trivially_copyable_v<decltype(on_eof)>);
+    slot = std::make_unique<LineReader>(m_loop, on_line, on_eof);
     if (auto started = slot->start(fd); !started) {
         slot.reset();
         log("warning", "cannot read the output of " + m_supervisor.service(service).name() + ": " +

@@ -166,7 +166,7 @@ void ProbeRunner::finish(ProbeAttempt* attempt, bool ok, std::string detail) {
 
 uv_buf_t ProbeRunner::scratch() {
     if (!m_scratch) {
-        m_scratch = std::make_unique<char[]>(k_scratch_size);
+        m_scratch = std::make_unique_for_overwrite<char[]>(k_scratch_size);
     }
     return uv_buf_init(m_scratch.get(), static_cast<unsigned>(k_scratch_size));
 }

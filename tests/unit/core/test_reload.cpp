@@ -158,5 +158,36 @@ TEST_CASE("reload removing a service in backoff stops it at once") {
     CHECK(sup.start_order() == Indices{1});
 }
 
+TEST_CASE("reload of a changed output pattern replaces the spec: the new pattern judges") {
+    // A pattern compares by its source, which lives in its compiled program: a reload
+    // keeping the old spec, or calling the two patterns equal, would leave "^OLD" in force.
+    config::ServiceSpec old_spec = with_command("watch", "1");
+    old_spec.stop_when.output_matches = pattern("^OLD");
+    Supervisor sup = supervisor({old_spec});
+    sup.start(at(0));
+    sup.on_spawned(0, 1, 100, at(0));
+    sup.take_actions();
+
+    config::ServiceSpec new_spec = old_spec;
+    new_spec.stop_when.output_matches = pattern("^NEW");
+    ReloadOutcome outcome = sup.reload(tree({new_spec}), at(1));
+    CHECK(outcome.changed == Names{"watch"});
+    sup.on_exit(100, killed(SIGTERM), at(1.1));
+    sup.on_spawned(0, 2, 200, at(1.1));
+    sup.take_actions();
+    REQUIRE(sup.service(0).state() == State::running);
+    CHECK(sup.service(0).spec().stop_when.output_matches->source() == "^NEW");
+
+    sup.on_output(0, 2, Stream::stdout_, "OLD news", 1001.2);
+    sup.on_exit(200, exited(1), at(1.2));
+    CHECK(sup.service(0).state() == State::backoff);  // the old pattern no longer stops it
+    sup.on_time(at(5));
+    sup.on_spawned(0, 3, 300, at(5));
+    sup.on_output(0, 3, Stream::stdout_, "NEW news", 1005.1);
+    sup.on_exit(300, exited(1), at(5.1));
+    CHECK(sup.service(0).state() == State::failed);
+    CHECK(sup.service(0).stopped_reason() == StopReason::predicate);
+}
+
 }  // namespace
 }  // namespace pkit::core
