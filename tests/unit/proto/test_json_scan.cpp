@@ -5,7 +5,6 @@
 #include "tests/unit/proto/proto_doctest.hpp"
 
 #include <algorithm>
-#include <cstdio>
 #include <random>
 #include <string>
 #include <vector>
@@ -16,53 +15,13 @@
 #include "proto/reply.hpp"
 #include "proto/status.hpp"
 #include "tests/unit/proto/awkward_status.hpp"
+#include "tests/unit/proto/json_recorder.hpp"
 
 using namespace pkit::proto;
 using pkit::proto::test::awkward_status;
+using pkit::proto::test::JsonRecorder;
 
 namespace {
-
-// Writes every call as a line; stops (returns false) at call number `stop_at` if given.
-class Recorder : public JsonSax {
-public:
-    explicit Recorder(int stop_at = -1) : m_stop_at(stop_at) {}
-
-    bool null() override { return record("null"); }
-    bool boolean(bool value) override { return record(value ? "true" : "false"); }
-    bool number_integer(number_integer_t value) override {
-        return record("int " + std::to_string(value));
-    }
-    bool number_unsigned(number_unsigned_t value) override {
-        return record("unsigned " + std::to_string(value));
-    }
-    bool number_float(number_float_t value, const string_t& text) override {
-        char shown[64];
-        std::snprintf(shown, sizeof shown, "%.17g", value);
-        return record("float " + std::string(shown) + " from " + text);
-    }
-    bool string(string_t& value) override { return record("string " + value); }
-    bool binary(binary_t&) override { return record("binary"); }
-    bool start_object(std::size_t) override { return record("{"); }
-    bool key(string_t& value) override { return record("key " + value); }
-    bool end_object() override { return record("}"); }
-    bool start_array(std::size_t) override { return record("["); }
-    bool end_array() override { return record("]"); }
-    bool parse_error(std::size_t, const std::string&, const nlohmann::detail::exception&) override {
-        m_calls += "error\n";  // where and why may be worded differently
-        return false;
-    }
-
-    std::string m_calls;
-
-private:
-    bool record(const std::string& call) {
-        m_calls += call + "\n";
-        return ++m_count != m_stop_at;
-    }
-
-    int m_stop_at;
-    int m_count = 0;
-};
 
 struct Outcome {
     bool accepted;
@@ -70,15 +29,15 @@ struct Outcome {
 };
 
 Outcome by_scan(const std::string& text, int stop_at = -1) {
-    Recorder recorder(stop_at);
+    JsonRecorder recorder(stop_at);
     bool accepted = scan_json(text, recorder);
-    return {accepted, recorder.m_calls};
+    return {accepted, recorder.calls};
 }
 
 Outcome by_nlohmann(const std::string& text, int stop_at = -1) {
-    Recorder recorder(stop_at);
+    JsonRecorder recorder(stop_at);
     bool accepted = nlohmann::json::sax_parse(text, &recorder);
-    return {accepted, recorder.m_calls};
+    return {accepted, recorder.calls};
 }
 
 void same_as_nlohmann(const std::string& text) {
