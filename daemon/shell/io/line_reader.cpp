@@ -1,5 +1,7 @@
 #include "daemon/shell/io/line_reader.hpp"
 
+#include <memory>
+
 #include <unistd.h>
 
 #include <cerrno>
@@ -43,9 +45,15 @@ std::expected<void, int> LineReader::start(int fd) {
 
 void LineReader::on_alloc(uv_handle_t* /*handle*/, std::size_t /*suggested*/, uv_buf_t* buf) {
     // libuv passes each filled buffer to on_read before it allocates again, so one
-    // buffer per thread serves every reader.
-    thread_local char buffer[k_read_buffer_size];
-    *buf = uv_buf_init(buffer, static_cast<unsigned>(k_read_buffer_size));
+    // buffer per thread serves every reader. Allocated at the first read and not
+    // zero-filled: as a thread_local array it was in every thread's static TLS, which
+    // the C library zero-fills at the thread's start (64 KiB resident in each of pkitd's
+    // threads, the spawner's and the reload workers' included, which never read).
+    thread_local std::unique_ptr<char[]> buffer;
+    if (!buffer) {
+        buffer.reset(new char[k_read_buffer_size]);
+    }
+    *buf = uv_buf_init(buffer.get(), static_cast<unsigned>(k_read_buffer_size));
 }
 
 void LineReader::on_read(uv_stream_t* stream, ssize_t nread, const uv_buf_t* buf) {
