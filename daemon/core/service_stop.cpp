@@ -56,8 +56,7 @@ void Service::stop(Now now, Actions& out, AfterStop after, std::optional<TimePoi
             begin_stop(now, out, KilledBy::operator_, deadline);
             break;
         case Phase::cancelled:
-            m_cancel_deadline =
-                earliest(std::optional<TimePoint>(m_cancel_deadline), deadline);
+            m_cancel_deadline = earliest(std::optional<TimePoint>(m_cancel_deadline), deadline);
             break;
         case Phase::running:
         case Phase::stopping:

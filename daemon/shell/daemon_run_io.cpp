@@ -95,7 +95,8 @@ void Daemon::on_launched(std::size_t service, std::uint64_t run,
         close_fds({outcome->stdout_fd, outcome->stderr_fd});
         return;
     }
-    auto& pipes = pipes_of(service).emplace_back(std::make_unique<RunPipes>(RunPipes{this, service, run}));
+    auto& pipes =
+        pipes_of(service).emplace_back(std::make_unique<RunPipes>(RunPipes{this, service, run}));
     attach_pipes(service, *pipes, outcome->stdout_fd, core::Stream::stdout_);
     attach_pipes(service, *pipes, outcome->stderr_fd, core::Stream::stderr_);
     m_supervisor.on_spawned(service, run, outcome->pid, now());

@@ -43,17 +43,17 @@ TEST_CASE("status args: every other line is left to CLI11") {
         {"stat"},
         {"start", "web"},
         {"web", "status"},
-        {"--tree", "status"},                   // a status option before the command
+        {"--tree", "status"},  // a status option before the command
         {"status", "--help"},
         {"status", "-h"},
         {"--version", "status"},
-        {"--timeout", "5", "status"},           // validated by CLI11
+        {"--timeout", "5", "status"},  // validated by CLI11
         {"--color", "never", "status"},
-        {"status", "web", "--json"},            // an option after a name
+        {"status", "web", "--json"},  // an option after a name
         {"status", "--json", "--json"},
         {"status", "--tree", "--tree"},
         {"--socket", "/a", "--socket", "/b", "status"},
-        {"--socket", "status"},                 // CLI11 takes "status" for the command
+        {"--socket", "status"},  // CLI11 takes "status" for the command
         {"--socket", "-x", "status"},
         {"--socket=", "status"},
         {"status", "--socket"},
