@@ -73,14 +73,18 @@ TEST_CASE("ctl events: a line per event type without null, filters, --json as th
                "filtered:\n" + read_file(dir.file("filtered.out")) +
                read_file(dir.file("filtered.err"));
     };
-    // Once a reload's event shows in both, both are subscribed: then the gate opens.
+    // Once a reload's event shows in the text and json views, and one of crash's exits
+    // (it loops from the start, ungated) in the filtered view, which shows no reload,
+    // all three are subscribed: then the gate opens. Without the third, a loaded machine
+    // started the filtered view after quitter's exit.
     wait_for(
         [&] {
             REQUIRE(run_ctl({"--socket", sock, "reload"}).exit_code == 0);
             return has_line(read_file(dir.file("text.out")), "pkitd", "reload") &&
-                   read_file(dir.file("json.out")).find("\"reload\"") != std::string::npos;
+                   read_file(dir.file("json.out")).find("\"reload\"") != std::string::npos &&
+                   has_line(read_file(dir.file("filtered.out")), "crash", "exited code 1");
         },
-        10s, "both subscribed", shown);
+        10s, "all three views subscribed", shown);
     open_gate(dir);
     wait_status(client, "limited", state_is("failed"), 10s, "limited exhausted its restarts");
     wait_status(client, "quitter", state_is("failed"), 10s, "quitter gave up");
