@@ -70,46 +70,28 @@ public:
         for (;;) {
             // A value is due.
             skip_space();
-            switch (peek()) {
-                case '{': {
-                    ++m_at;
-                    if (!m_handler.start_object(static_cast<std::size_t>(-1))) {
+            if (const char c = peek(); c == '{' || c == '[') {
+                const bool object = c == '{';
+                ++m_at;
+                constexpr auto k_unknown_size = static_cast<std::size_t>(-1);
+                if (!(object ? m_handler.start_object(k_unknown_size)
+                             : m_handler.start_array(k_unknown_size))) {
+                    return false;
+                }
+                skip_space();
+                if (peek() != (object ? '}' : ']')) {
+                    if (object && !member_key()) {
                         return false;
                     }
-                    skip_space();
-                    if (peek() == '}') {
-                        ++m_at;
-                        if (!m_handler.end_object()) {
-                            return false;
-                        }
-                        break;
-                    }
-                    if (!member_key()) {
-                        return false;
-                    }
-                    open.push_back(true);
+                    open.push_back(object);
                     continue;
                 }
-                case '[': {
-                    ++m_at;
-                    if (!m_handler.start_array(static_cast<std::size_t>(-1))) {
-                        return false;
-                    }
-                    skip_space();
-                    if (peek() == ']') {
-                        ++m_at;
-                        if (!m_handler.end_array()) {
-                            return false;
-                        }
-                        break;
-                    }
-                    open.push_back(false);
-                    continue;
+                ++m_at;
+                if (!close(object)) {
+                    return false;
                 }
-                default:
-                    if (!scalar()) {
-                        return false;
-                    }
+            } else if (!scalar()) {
+                return false;
             }
             // A value ended: what follows it closes containers, or a next value is due.
             for (;;) {
@@ -130,7 +112,7 @@ public:
                 if (c == (open.back() ? '}' : ']')) {
                     const bool object = open.back();
                     open.pop_back();
-                    if (!(object ? m_handler.end_object() : m_handler.end_array())) {
+                    if (!close(object)) {
                         return false;
                     }
                     continue;
@@ -142,6 +124,9 @@ public:
     }
 
 private:
+    // The end of an object or an array, told to the handler.
+    bool close(bool object) { return object ? m_handler.end_object() : m_handler.end_array(); }
+
     char peek() const { return m_at < m_text.size() ? m_text[m_at] : '\0'; }
 
     void skip_space() {

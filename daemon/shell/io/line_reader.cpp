@@ -51,7 +51,7 @@ void LineReader::on_alloc(uv_handle_t* /*handle*/, std::size_t /*suggested*/, uv
     // threads, the spawner's and the reload workers' included, which never read).
     thread_local std::unique_ptr<char[]> buffer;
     if (!buffer) {
-        buffer.reset(new char[k_read_buffer_size]);
+        buffer = std::make_unique_for_overwrite<char[]>(k_read_buffer_size);
     }
     *buf = uv_buf_init(buffer.get(), static_cast<unsigned>(k_read_buffer_size));
 }
