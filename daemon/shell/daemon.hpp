@@ -120,9 +120,9 @@ private:
         Daemon* daemon;
         std::size_t service;
         std::uint64_t run;
-        std::unique_ptr<LineReader> out;
-        std::unique_ptr<LineReader> err;
-        bool done() const { return !out && !err; }
+        LineReader out;
+        LineReader err;
+        bool done() const { return !out.open() && !err.open(); }
     };
     struct Leftover {
         pid_t pgid;

@@ -170,19 +170,18 @@ void Daemon::attach_pipes(std::size_t service, RunPipes& pipes, int fd, core::St
         entry->daemon->on_line(entry->service, entry->run, stream, line);
     };
     auto on_eof = [entry, reader = &slot] {
-        // Destroying the reader inside its own callback is allowed; the entry itself
-        // is swept later, outside any callback of its readers.
-        // The reset destroys this very closure: it must be the last thing done.
+        // Closing the reader inside its own callback is allowed; the entry itself is
+        // swept later, outside any callback of its readers.
         entry->daemon->m_pipes_to_sweep.push_back(entry->service);
-        reader->reset();
+        reader->close();
     };
     static_assert(sizeof(on_line) <= 2 * sizeof(void*) &&
                   std::is_trivially_copyable_v<decltype(on_line)>);
     static_assert(sizeof(on_eof) <= 2 * sizeof(void*) &&
                   std::is_trivially_copyable_v<decltype(on_eof)>);
-    slot = std::make_unique<LineReader>(m_loop, on_line, on_eof);
-    if (auto started = slot->start(fd); !started) {
-        slot.reset();
+    slot = LineReader(m_loop, on_line, on_eof);
+    if (auto started = slot.start(fd); !started) {
+        slot.close();
         log("warning", "cannot read the output of " + m_supervisor.service(service).name() + ": " +
                            uv_strerror(started.error()));
     }
@@ -235,12 +234,8 @@ std::vector<std::unique_ptr<Daemon::RunPipes>>& Daemon::pipes_of(std::size_t ser
 
 void Daemon::drain_pipes(std::size_t service) {
     for (auto& pipes : pipes_of(service)) {
-        if (pipes->out) {
-            pipes->out->drain();
-        }
-        if (pipes->err) {
-            pipes->err->drain();
-        }
+        pipes->out.drain();
+        pipes->err.drain();
     }
     sweep_pipes(service);
 }

@@ -3,20 +3,18 @@
 // into 16 KiB pieces, a last line without newline is still delivered, and the pipe is
 // always drained so a child is never blocked by pkitd.
 //
-// Memory: reads land in one 64 KiB buffer shared by every reader on the thread (libuv
-// delivers each read to its callback before the next allocation), so an idle reader
-// holds only its pipe handle and the partial line it has seen, which matters with a
-// thousand services.
+// Memory: a thousand services keep two thousand readers open, mostly idle, so an idle
+// reader is one heap block: a libuv poll handle on the fd (160 bytes, where a
+// uv_pipe_t stream is 264), the callbacks and the partial line seen so far. Reads land
+// in one 64 KiB buffer shared by every reader on the thread: each read is split into
+// lines before the next.
 
 #include <uv.h>
 
 #include <cstddef>
 #include <expected>
 #include <functional>
-#include <string>
 #include <string_view>
-
-#include "daemon/shell/uv_handle.hpp"
 
 namespace pkit::shell {
 
@@ -26,16 +24,20 @@ public:
     static constexpr std::size_t k_max_line = 16 * 1024;
 
     // Called for each complete line, without its '\n'. The view is valid only during
-    // the call. May destroy the reader.
+    // the call. May close or destroy the reader.
     using LineCallback = std::function<void(std::string_view line)>;
     // Called once at end of file or on a read error, after the last partial line. May
-    // destroy the reader.
+    // close or destroy the reader.
     using EofCallback = std::function<void()>;
 
+    // A closed reader: holds nothing.
+    LineReader() = default;
     LineReader(uv_loop_t* loop, LineCallback on_line, EofCallback on_eof);
-    // Closes the pipe (and its fd); no callback runs afterwards. Safe inside a callback.
-    ~LineReader();
+    // Closes the reader (see close()).
+    ~LineReader() { close(); }
 
+    LineReader(LineReader&& other) noexcept;
+    LineReader& operator=(LineReader&& other) noexcept;
     LineReader(const LineReader&) = delete;
     LineReader& operator=(const LineReader&) = delete;
 
@@ -46,30 +48,25 @@ public:
     // Reads synchronously whatever the pipe holds right now, up to `limit` bytes, and
     // delivers it as usual (end of file included). pkitd calls it when a run's main
     // process has exited, so that the run's last lines are in its tail before the exit
-    // is judged (output_matches). May destroy the reader through its callbacks.
+    // is judged (output_matches). May close or destroy the reader through its callbacks.
     void drain(std::size_t limit = 1024 * 1024);
 
+    // Stops reading and closes the fd; no callback runs afterwards. Safe inside a
+    // callback of this reader (the block it reads into lives until libuv has closed the
+    // poll handle, at the loop's next turn). Idempotent.
+    void close();
+
+    // Not closed.
+    bool open() const { return m_watch != nullptr; }
     // True once the end of the stream has been delivered.
-    bool at_eof() const { return m_eof; }
+    bool at_eof() const;
+
+    // The bytes an open reader holds besides its partial line (its block).
+    static std::size_t footprint();
 
 private:
-    static void on_alloc(uv_handle_t* handle, std::size_t suggested, uv_buf_t* buf);
-    static void on_read(uv_stream_t* stream, ssize_t nread, const uv_buf_t* buf);
-
-    // Splits `data` into lines; returns false if a callback destroyed the reader.
-    bool consume(const char* data, std::size_t size);
-    bool emit(std::string_view line);
-    void finish();
-    // Empties the partial line, giving back its memory if it had grown.
-    void clear_partial();
-
-    UvHandle<uv_pipe_t> m_pipe;
-    LineCallback m_on_line;
-    EofCallback m_on_eof;
-    std::string m_partial;
-    bool m_eof = false;
-    // Set by the destructor so a callback that destroys the reader stops the split loop.
-    bool* m_destroyed = nullptr;
+    struct Watch;
+    Watch* m_watch = nullptr;
 };
 
 }  // namespace pkit::shell

@@ -164,10 +164,59 @@ TEST_CASE("100 MB of output goes through without holding the child back") {
     CHECK(loop.close() == 0);
 }
 
+TEST_CASE("a reader may be closed from its own line callback, and moved while reading") {
+    TestLoop loop;
+    TestPipe pipe;
+    Collected collected;
+    LineReader reader;
+    CHECK(!reader.open());
+    {
+        LineReader first(
+            loop.get(),
+            [&](std::string_view line) {
+                collected.lines.emplace_back(line);
+                if (line == "two") {
+                    reader.close();
+                }
+            },
+            [&] { ++collected.eofs; });
+        REQUIRE(first.start(pipe.read_fd).has_value());
+        pipe.write_all("one\n");
+        REQUIRE(loop.run_until([&] { return collected.lines.size() == 1; }));
+        reader = std::move(first);
+        CHECK(!first.open());
+    }
+    CHECK(reader.open());
+    pipe.write_all("two\nthree\n");
+    REQUIRE(loop.run_until([&] { return !reader.open(); }));
+    pipe.close_writer();
+    CHECK(!loop.run_until([&] { return collected.eofs > 0; }, 50ms));
+    CHECK(collected.lines == std::vector<std::string>{"one", "two"});
+    CHECK(loop.close() == 0);
+}
+
+TEST_CASE("a child that closes its end without writing is an end of file") {
+    TestLoop loop;
+    TestPipe pipe;
+    Collected collected;
+    auto reader = make_reader(loop, collected, pipe.read_fd);
+    pipe.close_writer();
+    REQUIRE(loop.run_until([&] { return collected.eofs == 1; }));
+    CHECK(collected.lines.empty());
+    CHECK(reader->at_eof());
+    reader->drain();
+    CHECK(collected.eofs == 1);
+    reader.reset();
+    CHECK(loop.close() == 0);
+}
+
 TEST_CASE("an idle reader holds little memory") {
-    MESSAGE("sizeof(LineReader) = ", sizeof(LineReader),
-            ", sizeof(uv_pipe_t) = ", sizeof(uv_pipe_t));
-    CHECK(sizeof(LineReader) + sizeof(uv_pipe_t) < 512);
+    // One block: a poll handle (a uv_pipe_t stream alone would be 264 bytes), the two
+    // callbacks and the partial line's string; the owner is a pointer.
+    MESSAGE("LineReader::footprint() = ", LineReader::footprint(),
+            ", sizeof(uv_poll_t) = ", sizeof(uv_poll_t));
+    CHECK(sizeof(LineReader) == sizeof(void*));
+    CHECK(LineReader::footprint() < sizeof(uv_pipe_t) + 64);
 }
 
 }  // namespace pkit::shell::test
