@@ -12,6 +12,10 @@
 #include <climits>
 #include <csignal>
 
+#if defined(__SANITIZE_ADDRESS__)
+#include <sanitizer/asan_interface.h>
+#endif
+
 // Only async-signal-safe calls below this line: no allocation, no stdio, no locks.
 
 namespace pkit::shell {
@@ -190,6 +194,16 @@ public:
     // The top of the stack (it grows down), 64-byte aligned; null if mmap failed.
     void* top() const { return m_base == nullptr ? nullptr : m_base + k_size - 64; }
 
+    // Under AddressSanitizer: the previous child's frames never returned (it exec'd), so
+    // their redzones are still marked in the shadow memory it shared with pkitd; the
+    // next child would trip over them.
+    void forget_frames() const {
+#if defined(__SANITIZE_ADDRESS__)
+        std::size_t guard = static_cast<std::size_t>(sysconf(_SC_PAGESIZE));
+        ASAN_UNPOISON_MEMORY_REGION(m_base + guard, k_size - guard);
+#endif
+    }
+
 private:
     char* m_base = nullptr;
 };
@@ -202,6 +216,7 @@ pid_t clone_child(const ChildPlan& plan, ChildFds fds) {
         errno = ENOMEM;
         return -1;
     }
+    stack.forget_frames();
     CloneArgs args{&plan, fds};
 #if defined(__SANITIZE_THREAD__)
     // ThreadSanitizer keeps its state per thread in the thread's memory; a child that
