@@ -14,6 +14,7 @@
 #include <string>
 #include <vector>
 
+#include "config/out_of_line.hpp"
 #include "config/pattern.hpp"
 
 namespace pkit::config {
@@ -130,11 +131,9 @@ struct Principal {
     bool operator==(const Principal&) const = default;
 };
 
-struct ServiceSpec {
-    std::string name;
-    std::string file;  // the path pkitd opened, for messages
-
-    std::vector<std::string> command;
+// The keys that set up the process before exec (SPEC §2): the launcher's business
+// only, and set by few services, so ServiceSpec holds them out of line.
+struct ProcessSpec {
     std::optional<std::string> cwd;
     std::map<std::string, std::string> env;
     bool clear_env = false;
@@ -143,6 +142,17 @@ struct ServiceSpec {
     std::vector<Rlimit> rlimits;
     Principal user;
     Principal group;
+    bool operator==(const ProcessSpec&) const = default;
+};
+
+// pkitd holds one per service for its whole life, so the sections most services leave
+// out are OutOfLine (out_of_line.hpp): one null pointer each until a file sets them.
+struct ServiceSpec {
+    std::string name;
+    std::string file;  // the path pkitd opened, for messages
+
+    std::vector<std::string> command;
+    OutOfLine<ProcessSpec> process;  // cwd, env, clear_env, env_file, umask, rlimits, user, group
     std::vector<std::string> after;
     std::vector<int> success_codes{0};
     Duration timeout = 0s;  // 0: none
@@ -152,11 +162,11 @@ struct ServiceSpec {
     bool affects_readiness = true;  // counts toward pkitd's own readiness (SPEC §11)
 
     RestartSpec restart;
-    StormSpec storm;
-    Predicate stop_when;
-    Predicate give_up_when;
-    ProbeSpec health;
-    ReadySpec ready;
+    OutOfLine<StormSpec> storm;
+    OutOfLine<Predicate> stop_when;
+    OutOfLine<Predicate> give_up_when;
+    OutOfLine<ProbeSpec> health;
+    OutOfLine<ReadySpec> ready;
     StopSpec stop;
     OutputSpec output;
 

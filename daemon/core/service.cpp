@@ -139,7 +139,7 @@ void Service::rotate_tails() {
     m_tail = OutputTail(m_spec.output.max_lines, m_spec.output.max_bytes);
     m_tail_run = m_run;
     m_output_matches.reset();
-    m_match_output = m_spec.stop_when.output_matches || m_spec.give_up_when.output_matches;
+    m_match_output = m_spec.stop_when->output_matches || m_spec.give_up_when->output_matches;
 }
 
 Outcome Service::on_spawned(std::uint64_t run, pid_t pid, Now now, Actions& out) {
@@ -174,7 +174,7 @@ Outcome Service::on_spawned(std::uint64_t run, pid_t pid, Now now, Actions& out)
         start_liveness(now);
         return outcome;
     }
-    if (!m_spec.ready.enabled()) {
+    if (!m_spec.ready->enabled()) {
         // Without [ready], a run is ready as soon as its exec succeeded.
         m_ready = true;
         outcome.ready_changed = true;
@@ -182,9 +182,9 @@ Outcome Service::on_spawned(std::uint64_t run, pid_t pid, Now now, Actions& out)
         start_liveness(now);
         return outcome;
     }
-    timer(Timer::ready_timeout) = now.mono + m_spec.ready.timeout;
-    if (m_spec.ready.probe.enabled()) {
-        timer(Timer::ready_probe) = now.mono + m_spec.ready.probe.interval;
+    timer(Timer::ready_timeout) = now.mono + m_spec.ready->timeout;
+    if (m_spec.ready->probe.enabled()) {
+        timer(Timer::ready_probe) = now.mono + m_spec.ready->probe.interval;
     }
     return outcome;
 }
