@@ -7,6 +7,8 @@
 // - reading (*, ->) a part never written gives a shared, immutable T{};
 // - edit() allocates a T{} on first use and returns it for writing; the loader calls
 //   it only when the file has the part's keys, so an absent section stays null;
+// - a T converts to a part holding (and allocating) it, so `spec.storm = StormSpec{..}`
+//   reads as it did when the part was a plain member;
 // - a copy is deep (a copy of a null part is null); a moved-from part is null, that
 //   is T{};
 // - == compares values: a null part equals an allocated one that holds T{}, so
