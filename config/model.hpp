@@ -6,9 +6,11 @@
 // Every struct is comparable with ==, because reload (SPEC §8) decides "changed" by
 // comparing parsed definitions: a change to comments or formatting is no change.
 
+#include <bitset>
 #include <chrono>
 #include <csignal>
 #include <cstdint>
+#include <initializer_list>
 #include <map>
 #include <optional>
 #include <string>
@@ -123,6 +125,29 @@ struct Rlimit {
     bool operator==(const Rlimit&) const = default;
 };
 
+// A set of exit codes (0-255), as success_codes takes them. A bitset, inline: the
+// default {0} that nearly every service keeps costs no allocation, as a vector's would
+// (issue 14). The order and repeats of the file's list mean nothing and are not kept.
+class ExitCodes {
+public:
+    ExitCodes() = default;
+    ExitCodes(std::initializer_list<int> codes) {
+        for (int code : codes) {
+            add(code);
+        }
+    }
+    // `code` must be 0-255 (the loader checks).
+    void add(int code) { m_codes.set(static_cast<std::size_t>(code)); }
+    bool contains(int code) const {
+        return code >= 0 && static_cast<std::size_t>(code) < m_codes.size() &&
+               m_codes.test(static_cast<std::size_t>(code));
+    }
+    bool operator==(const ExitCodes&) const = default;
+
+private:
+    std::bitset<256> m_codes;
+};
+
 // A user or group as written: a name or a numeric id. Resolved by the launcher.
 struct Principal {
     std::optional<std::string> name;
@@ -154,7 +179,7 @@ struct ServiceSpec {
     std::vector<std::string> command;
     OutOfLine<ProcessSpec> process;  // cwd, env, clear_env, env_file, umask, rlimits, user, group
     std::vector<std::string> after;
-    std::vector<int> success_codes{0};
+    ExitCodes success_codes{0};
     Duration timeout = 0s;  // 0: none
     bool autostart = true;
     bool escalate = false;

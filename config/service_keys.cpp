@@ -213,10 +213,19 @@ ServiceDraft parse_service(const Diags& d, const toml::table& root, const LoadOp
     top.read("command", spec.command, as_argv);
     parse_process(top, options, spec.process);
     parse_after(top, draft);
-    top.read("success_codes", spec.success_codes,
-             [](const Diags& d, const toml::node& n, std::string_view w) {
-                 return read_each(d, n, w, as_exit_code);
-             });
+    top.read(
+        "success_codes", spec.success_codes,
+        [](const Diags& d, const toml::node& n, std::string_view w) -> std::optional<ExitCodes> {
+            auto codes = read_each(d, n, w, as_exit_code);
+            if (!codes) {
+                return std::nullopt;
+            }
+            ExitCodes set;
+            for (int code : *codes) {
+                set.add(code);
+            }
+            return set;
+        });
     top.read("timeout", spec.timeout, as_duration);
     top.read("autostart", spec.autostart, as_bool);
     top.read("escalate", spec.escalate, as_bool);

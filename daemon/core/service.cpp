@@ -14,8 +14,7 @@ bool is_clean(const config::ServiceSpec& spec, const ExitRecord& exit) {
     if (!exit.code || exit.killed_by != KilledBy::none) {
         return false;
     }
-    const auto& codes = spec.success_codes;
-    return std::find(codes.begin(), codes.end(), *exit.code) != codes.end();
+    return spec.success_codes.contains(*exit.code);
 }
 
 }  // namespace

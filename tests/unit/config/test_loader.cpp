@@ -24,7 +24,7 @@ TEST_CASE("a minimal service has exactly the default spec") {
     CHECK(result->dir == tree.root().string());
     // Spot checks of the contract's defaults, in case model.hpp drifts.
     const ServiceSpec& spec = result->services[0];
-    CHECK(spec.success_codes == std::vector<int>{0});
+    CHECK(spec.success_codes == ExitCodes{0});
     CHECK(spec.autostart);
     CHECK(spec.restart.policy == RestartPolicy::on_crash);
     CHECK(spec.restart.max_restarts == -1);

@@ -51,7 +51,14 @@ core = "unlimited"
     CHECK(spec.process->clear_env);
     CHECK(spec.process->env_files == std::vector<std::string>{"/etc/a.env"});
     CHECK(spec.process->umask == 027u);
-    CHECK(spec.success_codes == std::vector<int>{0, 3});
+    CHECK(spec.success_codes == ExitCodes{0, 3});
+    CHECK(spec.success_codes.contains(3));
+    CHECK_FALSE(spec.success_codes.contains(1));
+    CHECK_FALSE(spec.success_codes.contains(-1));
+    CHECK_FALSE(spec.success_codes.contains(256));
+    // A set: the list's order and repeats are no change for reload.
+    CHECK(service_spec("command = [\"x\"]\nsuccess_codes = [3, 0, 3]\n").success_codes ==
+          spec.success_codes);
     CHECK(spec.timeout == 1500ms);
     CHECK_FALSE(spec.autostart);
     CHECK(spec.escalate);
