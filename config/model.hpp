@@ -6,14 +6,17 @@
 // Every struct is comparable with ==, because reload (SPEC §8) decides "changed" by
 // comparing parsed definitions: a change to comments or formatting is no change.
 
+#include <bitset>
 #include <chrono>
 #include <csignal>
 #include <cstdint>
+#include <initializer_list>
 #include <map>
 #include <optional>
 #include <string>
 #include <vector>
 
+#include "config/out_of_line.hpp"
 #include "config/pattern.hpp"
 
 namespace pkit::config {
@@ -122,6 +125,29 @@ struct Rlimit {
     bool operator==(const Rlimit&) const = default;
 };
 
+// A set of exit codes (0-255), as success_codes takes them. A bitset, inline: the
+// default {0} that nearly every service keeps costs no allocation, as a vector's would
+// (issue 14). The order and repeats of the file's list mean nothing and are not kept.
+class ExitCodes {
+public:
+    ExitCodes() = default;
+    ExitCodes(std::initializer_list<int> codes) {
+        for (int code : codes) {
+            add(code);
+        }
+    }
+    // `code` must be 0-255 (the loader checks).
+    void add(int code) { m_codes.set(static_cast<std::size_t>(code)); }
+    bool contains(int code) const {
+        return code >= 0 && static_cast<std::size_t>(code) < m_codes.size() &&
+               m_codes.test(static_cast<std::size_t>(code));
+    }
+    bool operator==(const ExitCodes&) const = default;
+
+private:
+    std::bitset<256> m_codes;
+};
+
 // A user or group as written: a name or a numeric id. Resolved by the launcher.
 struct Principal {
     std::optional<std::string> name;
@@ -130,11 +156,9 @@ struct Principal {
     bool operator==(const Principal&) const = default;
 };
 
-struct ServiceSpec {
-    std::string name;
-    std::string file;  // the path pkitd opened, for messages
-
-    std::vector<std::string> command;
+// The keys that set up the process before exec (SPEC §2): the launcher's business
+// only, and set by few services, so ServiceSpec holds them out of line.
+struct ProcessSpec {
     std::optional<std::string> cwd;
     std::map<std::string, std::string> env;
     bool clear_env = false;
@@ -143,8 +167,19 @@ struct ServiceSpec {
     std::vector<Rlimit> rlimits;
     Principal user;
     Principal group;
+    bool operator==(const ProcessSpec&) const = default;
+};
+
+// pkitd holds one per service for its whole life, so the sections most services leave
+// out are OutOfLine (out_of_line.hpp): one null pointer each until a file sets them.
+struct ServiceSpec {
+    std::string name;
+    std::string file;  // the path pkitd opened, for messages
+
+    std::vector<std::string> command;
+    OutOfLine<ProcessSpec> process;  // cwd, env, clear_env, env_file, umask, rlimits, user, group
     std::vector<std::string> after;
-    std::vector<int> success_codes{0};
+    ExitCodes success_codes{0};
     Duration timeout = 0s;  // 0: none
     bool autostart = true;
     bool escalate = false;
@@ -152,11 +187,11 @@ struct ServiceSpec {
     bool affects_readiness = true;  // counts toward pkitd's own readiness (SPEC §11)
 
     RestartSpec restart;
-    StormSpec storm;
-    Predicate stop_when;
-    Predicate give_up_when;
-    ProbeSpec health;
-    ReadySpec ready;
+    OutOfLine<StormSpec> storm;
+    OutOfLine<Predicate> stop_when;
+    OutOfLine<Predicate> give_up_when;
+    OutOfLine<ProbeSpec> health;
+    OutOfLine<ReadySpec> ready;
     StopSpec stop;
     OutputSpec output;
 

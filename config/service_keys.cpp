@@ -2,6 +2,7 @@
 
 #include <sys/resource.h>
 
+#include <algorithm>
 #include <array>
 #include <limits>
 
@@ -152,6 +153,26 @@ void parse_after(const TableReader& top, ServiceDraft& draft) {
     }
 }
 
+// The keys of ProcessSpec, which is allocated only when the file sets one of them.
+constexpr std::array<std::string_view, 8> k_process_keys{
+    "cwd", "env", "clear_env", "env_file", "umask", "rlimits", "user", "group"};
+
+void parse_process(const TableReader& top, const LoadOptions& options,
+                   OutOfLine<ProcessSpec>& out) {
+    if (std::ranges::none_of(k_process_keys,
+                             [&](std::string_view key) { return top.get(key) != nullptr; })) {
+        return;
+    }
+    ProcessSpec& process = out.edit();
+    top.read("cwd", process.cwd, as_string);
+    parse_env(top, process.env);
+    top.read("clear_env", process.clear_env, as_bool);
+    parse_env_files(top, process.env_files);
+    parse_umask(top, process.umask);
+    parse_rlimits(top, process.rlimits);
+    parse_user_group(top, options, process.user, process.group);
+}
+
 constexpr std::array<std::string_view, 2> k_type_names{"service", "oneshot"};
 constexpr std::array<ServiceType, 2> k_types{ServiceType::service, ServiceType::oneshot};
 
@@ -159,7 +180,7 @@ constexpr std::array<ServiceType, 2> k_types{ServiceType::service, ServiceType::
 // `always` would run it again after every clean run, so it would never be done and
 // its dependents would never start. Both are refused rather than given a meaning.
 void check_oneshot(const TableReader& top, const ServiceSpec& spec) {
-    if (spec.ready.enabled()) {
+    if (spec.ready->enabled()) {
         top.diags().error(top.key_pos("type"),
                           "type: a \"oneshot\" job is ready once it ended cleanly (done); remove "
                           "[ready], or use type = \"service\"");
@@ -190,18 +211,21 @@ ServiceDraft parse_service(const Diags& d, const toml::table& root, const LoadOp
         d.error(top.header_pos(), "missing required key \"command\"");
     }
     top.read("command", spec.command, as_argv);
-    top.read("cwd", spec.cwd, as_string);
-    parse_env(top, spec.env);
-    top.read("clear_env", spec.clear_env, as_bool);
-    parse_env_files(top, spec.env_files);
-    parse_umask(top, spec.umask);
-    parse_rlimits(top, spec.rlimits);
-    parse_user_group(top, options, spec.user, spec.group);
+    parse_process(top, options, spec.process);
     parse_after(top, draft);
-    top.read("success_codes", spec.success_codes,
-             [](const Diags& d, const toml::node& n, std::string_view w) {
-                 return read_each(d, n, w, as_exit_code);
-             });
+    top.read(
+        "success_codes", spec.success_codes,
+        [](const Diags& d, const toml::node& n, std::string_view w) -> std::optional<ExitCodes> {
+            auto codes = read_each(d, n, w, as_exit_code);
+            if (!codes) {
+                return std::nullopt;
+            }
+            ExitCodes set;
+            for (int code : *codes) {
+                set.add(code);
+            }
+            return set;
+        });
     top.read("timeout", spec.timeout, as_duration);
     top.read("autostart", spec.autostart, as_bool);
     top.read("escalate", spec.escalate, as_bool);
@@ -209,7 +233,9 @@ ServiceDraft parse_service(const Diags& d, const toml::table& root, const LoadOp
     top.read("affects_readiness", spec.affects_readiness, as_bool);
 
     parse_restart(top, spec.restart);
-    parse_storm(top, spec.storm);
+    if (top.get("storm") != nullptr) {
+        parse_storm(top, spec.storm.edit());
+    }
     parse_predicates(top, spec.stop_when, spec.give_up_when);
     parse_probes(top, spec.health, spec.ready);
     parse_stop(top, spec.stop);

@@ -90,9 +90,9 @@ Explanation explain(const Supervisor& supervisor, std::size_t index, Now now) {
     fact("restarts_counted", static_cast<std::int64_t>(d.restarts_counted));
     fact("backoff_step", static_cast<std::int64_t>(d.backoff_step));
     fact("decision", d.why);
-    if (s.spec().storm.enabled()) {
-        fact("storm_score", s.policy_state().storm.value(now.mono, s.spec().storm.decay));
-        fact("storm_threshold", s.spec().storm.threshold);
+    if (s.spec().storm->enabled()) {
+        fact("storm_score", s.policy_state().storm.value(now.mono, s.spec().storm->decay));
+        fact("storm_threshold", s.spec().storm->threshold);
     }
     add_definition_facts(s.spec(), e.facts);
 
@@ -145,8 +145,8 @@ Explanation explain(const Supervisor& supervisor, std::size_t index, Now now) {
             }
             e.text = "storm pause until " + clock_time(now.wall + in) + ": score " +
                      fixed(d.storm_score) + " reached threshold " +
-                     fixed(s.spec().storm.threshold) + "; restart " + std::to_string(s.restarts()) +
-                     " in " + fixed(in) + " s.";
+                     fixed(s.spec().storm->threshold) + "; restart " +
+                     std::to_string(s.restarts()) + " in " + fixed(in) + " s.";
             break;
         }
         case State::stopped:

@@ -67,9 +67,10 @@ void add_definition_facts(const config::ServiceSpec& spec,
         facts.emplace_back(std::move(key), std::move(value));
     };
     fact("command", words(spec.command));
-    fact("cwd", spec.cwd ? FactValue(*spec.cwd) : FactValue(nullptr));
-    fact("user", principal(spec.user));
-    fact("unix_group", principal(spec.group));
+    const config::ProcessSpec& process = *spec.process;
+    fact("cwd", process.cwd ? FactValue(*process.cwd) : FactValue(nullptr));
+    fact("user", principal(process.user));
+    fact("unix_group", principal(process.group));
     std::string after;
     for (const auto& name : spec.after) {
         after += (after.empty() ? "" : ", ") + name;
@@ -77,14 +78,14 @@ void add_definition_facts(const config::ServiceSpec& spec,
     fact("after", after.empty() ? FactValue(nullptr) : FactValue(after));
     fact("policy", std::string(config::to_string(spec.restart.policy)));
     fact("within", config::to_seconds(spec.restart.within));
-    fact("liveness", probe_words(spec.health, true));
-    FactValue readiness = probe_words(spec.ready.probe, false);
-    if (spec.ready.notify) {
+    fact("liveness", probe_words(*spec.health, true));
+    FactValue readiness = probe_words(spec.ready->probe, false);
+    if (spec.ready->notify) {
         readiness = std::string("notify");
     }
-    if (spec.ready.enabled()) {
+    if (spec.ready->enabled()) {
         readiness = std::get<std::string>(readiness) + ", within " +
-                    config::format_duration(spec.ready.timeout);
+                    config::format_duration(spec.ready->timeout);
     }
     fact("readiness", readiness);
 }

@@ -86,8 +86,8 @@ void match_one(const config::Predicate& pred, std::string_view line,
 }  // namespace
 
 void match_output_line(const config::ServiceSpec& spec, std::string_view line, OutputMatches& out) {
-    match_one(spec.stop_when, line, out.stop_when);
-    match_one(spec.give_up_when, line, out.give_up_when);
+    match_one(*spec.stop_when, line, out.stop_when);
+    match_one(*spec.give_up_when, line, out.give_up_when);
 }
 
 std::optional<std::string> match_predicate(const config::Predicate& spec, const RunResult& run,
@@ -151,7 +151,7 @@ Decision decide(const config::ServiceSpec& spec, const RunResult& run, PolicySta
     const bool crash = !run.clean;
     // 1. stop_when (not consulted for a liveness kill).
     if (run.killed_by != KilledBy::liveness) {
-        if (auto why = match_predicate(spec.stop_when, run, run.output.stop_when, "stop_when")) {
+        if (auto why = match_predicate(*spec.stop_when, run, run.output.stop_when, "stop_when")) {
             return end(StopReason::predicate, *why);
         }
     }
@@ -176,7 +176,7 @@ Decision decide(const config::ServiceSpec& spec, const RunResult& run, PolicySta
     // 3. give_up_when, only for a crash that would be restarted.
     if (crash) {
         if (auto why =
-                match_predicate(spec.give_up_when, run, run.output.give_up_when, "give_up_when")) {
+                match_predicate(*spec.give_up_when, run, run.output.give_up_when, "give_up_when")) {
             return end(StopReason::gave_up, "gave up: " + *why);
         }
     }
@@ -206,11 +206,11 @@ Decision decide(const config::ServiceSpec& spec, const RunResult& run, PolicySta
     if (crash) {
         state.window.record(now, restart.within);
         d.restarts_counted = counted + 1;
-        if (spec.storm.enabled()) {
-            d.storm_score = state.storm.value(now, spec.storm.decay) + 1.0;
-            if (state.storm.add_crash(now, spec.storm)) {
+        if (spec.storm->enabled()) {
+            d.storm_score = state.storm.value(now, spec.storm->decay) + 1.0;
+            if (state.storm.add_crash(now, *spec.storm)) {
                 d.storm_tripped = true;
-                d.delay = *spec.storm.pause;
+                d.delay = *spec.storm->pause;
             }
         }
     } else {

@@ -14,8 +14,7 @@ bool is_clean(const config::ServiceSpec& spec, const ExitRecord& exit) {
     if (!exit.code || exit.killed_by != KilledBy::none) {
         return false;
     }
-    const auto& codes = spec.success_codes;
-    return std::find(codes.begin(), codes.end(), *exit.code) != codes.end();
+    return spec.success_codes.contains(*exit.code);
 }
 
 }  // namespace
@@ -139,7 +138,7 @@ void Service::rotate_tails() {
     m_tail = OutputTail(m_spec.output.max_lines, m_spec.output.max_bytes);
     m_tail_run = m_run;
     m_output_matches.reset();
-    m_match_output = m_spec.stop_when.output_matches || m_spec.give_up_when.output_matches;
+    m_match_output = m_spec.stop_when->output_matches || m_spec.give_up_when->output_matches;
 }
 
 Outcome Service::on_spawned(std::uint64_t run, pid_t pid, Now now, Actions& out) {
@@ -174,7 +173,7 @@ Outcome Service::on_spawned(std::uint64_t run, pid_t pid, Now now, Actions& out)
         start_liveness(now);
         return outcome;
     }
-    if (!m_spec.ready.enabled()) {
+    if (!m_spec.ready->enabled()) {
         // Without [ready], a run is ready as soon as its exec succeeded.
         m_ready = true;
         outcome.ready_changed = true;
@@ -182,9 +181,9 @@ Outcome Service::on_spawned(std::uint64_t run, pid_t pid, Now now, Actions& out)
         start_liveness(now);
         return outcome;
     }
-    timer(Timer::ready_timeout) = now.mono + m_spec.ready.timeout;
-    if (m_spec.ready.probe.enabled()) {
-        timer(Timer::ready_probe) = now.mono + m_spec.ready.probe.interval;
+    timer(Timer::ready_timeout) = now.mono + m_spec.ready->timeout;
+    if (m_spec.ready->probe.enabled()) {
+        timer(Timer::ready_probe) = now.mono + m_spec.ready->probe.interval;
     }
     return outcome;
 }

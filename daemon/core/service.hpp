@@ -176,7 +176,7 @@ public:
     std::optional<TimePoint> next_deadline() const;
     // Liveness: nullopt without a [health] probe.
     std::optional<HealthStatus> health() const {
-        return m_spec.health.enabled() ? std::optional(m_health) : std::nullopt;
+        return m_spec.health->enabled() ? std::optional(m_health) : std::nullopt;
     }
     int health_failures() const { return m_health_failures; }
     const std::optional<std::string>& notify_status() const { return m_notify_status; }

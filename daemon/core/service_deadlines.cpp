@@ -33,7 +33,7 @@ Outcome Service::on_time(Now now, Actions& out) {
                 out.push_back(ProbeAction{m_index, m_run, ProbePurpose::health});
             } else if (fire(Timer::watchdog, now)) {
                 // Each period without WATCHDOG=1 counts as one failed probe.
-                timer(Timer::watchdog) = now.mono + m_spec.health.watchdog;
+                timer(Timer::watchdog) = now.mono + m_spec.health->watchdog;
                 health_result(false, now, out);
             }
             break;
@@ -84,7 +84,7 @@ void Service::become_ready(Now now, Actions& out, Outcome& outcome) {
 
 // The first liveness probe runs one interval after the run is ready.
 void Service::start_liveness(Now now) {
-    const config::ProbeSpec& health = m_spec.health;
+    const config::ProbeSpec& health = *m_spec.health;
     if (health.kind == config::ProbeKind::watchdog) {
         timer(Timer::watchdog) = now.mono + health.watchdog;
     } else if (health.enabled()) {
@@ -112,7 +112,7 @@ Outcome Service::on_probe_result(std::uint64_t run, ProbePurpose purpose, bool o
         if (ok) {
             become_ready(now, out, outcome);
         } else {
-            timer(Timer::ready_probe) = now.mono + m_spec.ready.probe.interval;
+            timer(Timer::ready_probe) = now.mono + m_spec.ready->probe.interval;
         }
         return outcome;
     }
@@ -121,7 +121,7 @@ Outcome Service::on_probe_result(std::uint64_t run, ProbePurpose purpose, bool o
     }
     health_result(ok, now, out);
     if (m_phase == Phase::running) {
-        timer(Timer::health_probe) = now.mono + m_spec.health.interval;
+        timer(Timer::health_probe) = now.mono + m_spec.health->interval;
     }
     return outcome;
 }
@@ -142,7 +142,7 @@ void Service::health_result(bool ok, Now now, Actions& out) {
         e.reason = std::string(to_string(m_health));
         emit(out, std::move(e));
     }
-    if (!ok && m_health_failures >= m_spec.health.failures) {
+    if (!ok && m_health_failures >= m_spec.health->failures) {
         ++m_liveness_kills;
         Event e = event(EventType::liveness_kill, now);
         e.reason = std::to_string(m_health_failures) + " failed probes in a row";
@@ -164,12 +164,12 @@ Outcome Service::on_notify(std::uint64_t run, const NotifyMessage& message, Now 
         timer(Timer::ready_timeout) =
             now.mono + std::chrono::microseconds(*message.extend_timeout_usec);
     }
-    if (message.ready && m_phase == Phase::starting && !m_ready && m_spec.ready.notify) {
+    if (message.ready && m_phase == Phase::starting && !m_ready && m_spec.ready->notify) {
         become_ready(now, out, outcome);
     }
     if (message.watchdog && m_phase == Phase::running &&
-        m_spec.health.kind == config::ProbeKind::watchdog) {
-        timer(Timer::watchdog) = now.mono + m_spec.health.watchdog;
+        m_spec.health->kind == config::ProbeKind::watchdog) {
+        timer(Timer::watchdog) = now.mono + m_spec.health->watchdog;
         health_result(true, now, out);
     }
     return outcome;

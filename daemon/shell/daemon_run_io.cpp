@@ -247,7 +247,7 @@ void Daemon::sweep_pipes(std::size_t service) {
 std::optional<std::string> Daemon::open_notify(std::size_t service, std::uint64_t run) {
     const config::ServiceSpec& spec = m_supervisor.service(service).spec();
     m_notify[service].reset();
-    if (!spec.ready.notify) {
+    if (!spec.ready->notify) {
         return std::nullopt;
     }
     // Next to the control socket: a directory pkitd owns, short enough for sun_path.
@@ -279,7 +279,7 @@ void Daemon::end_run(std::size_t service) {
 void Daemon::run_probe(const core::ProbeAction& action) {
     const config::ServiceSpec& spec = m_supervisor.service(action.service).spec();
     const config::ProbeSpec& probe =
-        action.purpose == core::ProbePurpose::ready ? spec.ready.probe : spec.health;
+        action.purpose == core::ProbePurpose::ready ? spec.ready->probe : *spec.health;
     m_probes.run(
         ProbeRequest{action.service, action.run, action.purpose, &probe, &spec, probe.timeout});
 }

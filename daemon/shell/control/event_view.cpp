@@ -267,8 +267,8 @@ proto::ServiceStatus service_status(const core::Service& s, core::Now now) {
     st.notify_status = s.notify_status();
     st.type = std::string(config::to_string(s.spec().type));
     st.stop_timeout = config::to_seconds(s.spec().stop.timeout);
-    if (s.spec().ready.enabled()) {
-        st.ready_timeout = config::to_seconds(s.spec().ready.timeout);
+    if (s.spec().ready->enabled()) {
+        st.ready_timeout = config::to_seconds(s.spec().ready->timeout);
     }
     return st;
 }

@@ -208,11 +208,12 @@ bool NotifySocket::sender_allowed(pid_t pid) const {
 }
 
 std::optional<uid_t> notify_owner(const config::ServiceSpec& spec) {
-    if (spec.user.id) {
-        return static_cast<uid_t>(*spec.user.id);
+    const config::Principal& user = spec.process->user;
+    if (user.id) {
+        return static_cast<uid_t>(*user.id);
     }
-    if (spec.user.name) {
-        if (const passwd* entry = getpwnam(spec.user.name->c_str())) {
+    if (user.name) {
+        if (const passwd* entry = getpwnam(user.name->c_str())) {
             return entry->pw_uid;
         }
     }

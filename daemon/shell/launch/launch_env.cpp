@@ -167,13 +167,14 @@ std::expected<std::vector<std::pair<std::string, std::string>>, std::string> par
 std::expected<std::vector<std::string>, LaunchFailure> build_environment(
     const config::ServiceSpec& spec,
     const std::vector<std::pair<std::string, std::string>>& extra_env) {
+    const config::ProcessSpec& process = *spec.process;
     std::vector<std::string> env;
-    if (!spec.clear_env) {
+    if (!process.clear_env) {
         for (char** entry = environ; entry != nullptr && *entry != nullptr; ++entry) {
             env.emplace_back(*entry);
         }
     }
-    for (const auto& path : spec.env_files) {
+    for (const auto& path : process.env_files) {
         auto text = read_file(path);
         if (!text) {
             return std::unexpected(
@@ -192,7 +193,7 @@ std::expected<std::vector<std::string>, LaunchFailure> build_environment(
             set_variable(env, key, value);
         }
     }
-    for (const auto& [key, value] : spec.env) {
+    for (const auto& [key, value] : process.env) {
         set_variable(env, key, value);
     }
     for (const auto& [key, value] : extra_env) {

@@ -37,20 +37,20 @@ std::string principal_label(const config::Principal& principal) {
 // Resolves user and group in the parent, where getpwnam may allocate. A numeric user
 // without a passwd entry runs with pkitd's group and no supplementary groups, as
 // container runtimes do for `--user UID`.
-std::expected<Credentials, LaunchFailure> resolve_credentials(const config::ServiceSpec& spec) {
+std::expected<Credentials, LaunchFailure> resolve_credentials(const config::ProcessSpec& process) {
     Credentials result;
-    if (!spec.user.set() && !spec.group.set()) {
+    if (!process.user.set() && !process.group.set()) {
         return result;
     }
     result.uid = geteuid();
     result.gid = getegid();
     std::optional<gid_t> primary;
     std::string account;
-    if (spec.user.set()) {
-        result.label = principal_label(spec.user);
-        const passwd* entry = spec.user.name ? getpwnam(spec.user.name->c_str())
-                                             : getpwuid(static_cast<uid_t>(*spec.user.id));
-        if (entry == nullptr && spec.user.name) {
+    if (process.user.set()) {
+        result.label = principal_label(process.user);
+        const passwd* entry = process.user.name ? getpwnam(process.user.name->c_str())
+                                                : getpwuid(static_cast<uid_t>(*process.user.id));
+        if (entry == nullptr && process.user.name) {
             return std::unexpected(
                 make_failure(LaunchError::bad_user, result.label, "unknown user"));
         }
@@ -59,22 +59,22 @@ std::expected<Credentials, LaunchFailure> resolve_credentials(const config::Serv
             primary = entry->pw_gid;
             account = entry->pw_name;
         } else {
-            result.uid = static_cast<uid_t>(*spec.user.id);
+            result.uid = static_cast<uid_t>(*process.user.id);
         }
     }
-    if (spec.group.set()) {
-        if (spec.group.name) {
-            const group* entry = getgrnam(spec.group.name->c_str());
+    if (process.group.set()) {
+        if (process.group.name) {
+            const group* entry = getgrnam(process.group.name->c_str());
             if (entry == nullptr) {
                 return std::unexpected(
-                    make_failure(LaunchError::bad_user, *spec.group.name, "unknown group"));
+                    make_failure(LaunchError::bad_user, *process.group.name, "unknown group"));
             }
             result.gid = entry->gr_gid;
         } else {
-            result.gid = static_cast<gid_t>(*spec.group.id);
+            result.gid = static_cast<gid_t>(*process.group.id);
         }
         if (result.label.empty()) {
-            result.label = principal_label(spec.group);
+            result.label = principal_label(process.group);
         }
     } else if (primary) {
         result.gid = *primary;
@@ -112,6 +112,7 @@ PreparedLaunch::~PreparedLaunch() {
 std::expected<std::unique_ptr<PreparedLaunch>, LaunchFailure> prepare_launch(
     const LaunchRequest& request) {
     const config::ServiceSpec& spec = *request.spec;
+    const config::ProcessSpec& process = *spec.process;
     if (spec.command.empty()) {
         return std::unexpected(make_failure(LaunchError::not_found, "\"\"", "empty command"));
     }
@@ -119,11 +120,11 @@ std::expected<std::unique_ptr<PreparedLaunch>, LaunchFailure> prepare_launch(
     if (!env) {
         return std::unexpected(std::move(env.error()));
     }
-    auto path = resolve_program(spec.command.front(), *env, spec.cwd);
+    auto path = resolve_program(spec.command.front(), *env, process.cwd);
     if (!path) {
         return std::unexpected(std::move(path.error()));
     }
-    auto credentials = resolve_credentials(spec);
+    auto credentials = resolve_credentials(process);
     if (!credentials) {
         return std::unexpected(std::move(credentials.error()));
     }
@@ -134,7 +135,7 @@ std::expected<std::unique_ptr<PreparedLaunch>, LaunchFailure> prepare_launch(
     prepared->env = std::move(*env);
     ChildPlan& plan = prepared->plan;
     plan.path = std::move(*path);
-    plan.cwd = spec.cwd.value_or("");
+    plan.cwd = process.cwd.value_or("");
     plan.argv.reserve(prepared->args.size() + 1);
     for (auto& arg : prepared->args) {
         plan.argv.push_back(arg.data());
@@ -146,9 +147,9 @@ std::expected<std::unique_ptr<PreparedLaunch>, LaunchFailure> prepare_launch(
     }
     plan.envp.push_back(nullptr);
     plan.umask =
-        spec.umask ? std::optional<mode_t>(static_cast<mode_t>(*spec.umask)) : std::nullopt;
+        process.umask ? std::optional<mode_t>(static_cast<mode_t>(*process.umask)) : std::nullopt;
     plan.nofile = original_nofile();
-    for (const auto& limit : spec.rlimits) {
+    for (const auto& limit : process.rlimits) {
         rlim_t value = limit.value ? static_cast<rlim_t>(*limit.value) : RLIM_INFINITY;
         plan.rlimits.push_back({limit.resource, rlimit{value, value}});
     }
@@ -176,7 +177,7 @@ std::expected<std::unique_ptr<PreparedLaunch>, LaunchFailure> prepare_launch(
     context.path = plan.path;
     context.cwd = plan.cwd;
     context.user = std::move(credentials->label);
-    for (const auto& limit : spec.rlimits) {
+    for (const auto& limit : process.rlimits) {
         context.rlimits.push_back(limit.name);
     }
     return prepared;

@@ -24,21 +24,21 @@ TEST_CASE("a minimal service has exactly the default spec") {
     CHECK(result->dir == tree.root().string());
     // Spot checks of the contract's defaults, in case model.hpp drifts.
     const ServiceSpec& spec = result->services[0];
-    CHECK(spec.success_codes == std::vector<int>{0});
+    CHECK(spec.success_codes == ExitCodes{0});
     CHECK(spec.autostart);
     CHECK(spec.restart.policy == RestartPolicy::on_crash);
     CHECK(spec.restart.max_restarts == -1);
     CHECK(spec.restart.backoff_initial == 200ms);
     CHECK(spec.restart.max_backoff == 30s);
     CHECK(spec.restart.reset_after == 60s);
-    CHECK(spec.storm.threshold == 5.0);
-    CHECK_FALSE(spec.storm.enabled());
+    CHECK(spec.storm->threshold == 5.0);
+    CHECK_FALSE(spec.storm->enabled());
     CHECK(spec.stop.signal == SIGTERM);
     CHECK(spec.stop.timeout == 5s);
     CHECK(spec.output.max_bytes == 256 * 1024);
-    CHECK(spec.ready.timeout == 30s);
-    CHECK_FALSE(spec.ready.enabled());
-    CHECK_FALSE(spec.health.enabled());
+    CHECK(spec.ready->timeout == 30s);
+    CHECK_FALSE(spec.ready->enabled());
+    CHECK_FALSE(spec.health->enabled());
     CHECK(result->daemon.storm.threshold == 50.0);
     CHECK(result->daemon.root.within == 60s);
 }

@@ -150,9 +150,10 @@ TEST_CASE("bad output_matches values are positioned at the value") {
 TEST_CASE("a valid output_matches lands in the spec as its source") {
     ServiceSpec spec =
         service_spec("command = [\"x\"]\n[stop_when]\noutput_matches = '(?i)^ready\\b'\n");
-    REQUIRE(spec.stop_when.output_matches.has_value());
-    CHECK(spec.stop_when.output_matches->source() == "(?i)^ready\\b");
-    CHECK(spec.stop_when.output_matches->search("READY to serve"));
-    CHECK_FALSE(spec.give_up_when.output_matches.has_value());
-    CHECK(spec.stop_when == Predicate{.output_matches = Pattern::compile("(?i)^ready\\b").value()});
+    REQUIRE(spec.stop_when->output_matches.has_value());
+    CHECK(spec.stop_when->output_matches->source() == "(?i)^ready\\b");
+    CHECK(spec.stop_when->output_matches->search("READY to serve"));
+    CHECK_FALSE(spec.give_up_when->output_matches.has_value());
+    CHECK(*spec.stop_when ==
+          Predicate{.output_matches = Pattern::compile("(?i)^ready\\b").value()});
 }

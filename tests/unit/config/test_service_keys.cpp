@@ -45,20 +45,28 @@ nofile = 1024
 core = "unlimited"
 )");
     CHECK(spec.command == std::vector<std::string>{"/usr/bin/api", "--port", "8080", ""});
-    CHECK(spec.cwd == "/srv");
-    CHECK(spec.env == std::map<std::string, std::string>{{"EMPTY", ""}, {"LOG_LEVEL", "info"}});
-    CHECK(spec.clear_env);
-    CHECK(spec.env_files == std::vector<std::string>{"/etc/a.env"});
-    CHECK(spec.umask == 027u);
-    CHECK(spec.success_codes == std::vector<int>{0, 3});
+    CHECK(spec.process->cwd == "/srv");
+    CHECK(spec.process->env ==
+          std::map<std::string, std::string>{{"EMPTY", ""}, {"LOG_LEVEL", "info"}});
+    CHECK(spec.process->clear_env);
+    CHECK(spec.process->env_files == std::vector<std::string>{"/etc/a.env"});
+    CHECK(spec.process->umask == 027u);
+    CHECK(spec.success_codes == ExitCodes{0, 3});
+    CHECK(spec.success_codes.contains(3));
+    CHECK_FALSE(spec.success_codes.contains(1));
+    CHECK_FALSE(spec.success_codes.contains(-1));
+    CHECK_FALSE(spec.success_codes.contains(256));
+    // A set: the list's order and repeats are no change for reload.
+    CHECK(service_spec("command = [\"x\"]\nsuccess_codes = [3, 0, 3]\n").success_codes ==
+          spec.success_codes);
     CHECK(spec.timeout == 1500ms);
     CHECK_FALSE(spec.autostart);
     CHECK(spec.escalate);
-    CHECK(spec.user.id == ::getuid());
-    REQUIRE(spec.rlimits.size() == 2);
-    CHECK(spec.rlimits[0] == Rlimit{RLIMIT_CORE, "core", std::nullopt});
-    CHECK(spec.rlimits[1] == Rlimit{RLIMIT_NOFILE, "nofile", 1024});
-    CHECK(service_spec("command = [\"x\"]\nenv_file = [\"a\", \"b\"]\n").env_files ==
+    CHECK(spec.process->user.id == ::getuid());
+    REQUIRE(spec.process->rlimits.size() == 2);
+    CHECK(spec.process->rlimits[0] == Rlimit{RLIMIT_CORE, "core", std::nullopt});
+    CHECK(spec.process->rlimits[1] == Rlimit{RLIMIT_NOFILE, "nofile", 1024});
+    CHECK(service_spec("command = [\"x\"]\nenv_file = [\"a\", \"b\"]\n").process->env_files ==
           std::vector<std::string>{"a", "b"});
 }
 
@@ -109,24 +117,24 @@ forward = "raw"
                                       .max_backoff = 60s,
                                       .jitter = false,
                                       .reset_after = 2min});
-    CHECK(spec.storm == StormSpec{.pause = 30s, .threshold = 3.0, .decay = 10s});
-    CHECK(spec.stop_when == Predicate{.exit_codes = {0},
-                                      .signals = {SIGTERM, SIGKILL, SIGRTMIN + 1},
-                                      .output_matches = Pattern::compile("fatal: .*").value()});
-    CHECK(spec.give_up_when ==
+    CHECK(*spec.storm == StormSpec{.pause = 30s, .threshold = 3.0, .decay = 10s});
+    CHECK(*spec.stop_when == Predicate{.exit_codes = {0},
+                                       .signals = {SIGTERM, SIGKILL, SIGRTMIN + 1},
+                                       .output_matches = Pattern::compile("fatal: .*").value()});
+    CHECK(*spec.give_up_when ==
           Predicate{.exit_codes = {78},
                     .launch_errors = {LaunchError::not_found, LaunchError::exec_format},
                     .any_launch_error = true});
-    CHECK(spec.health == ProbeSpec{.kind = ProbeKind::http,
-                                   .target = "http://127.0.0.1:8080/healthz",
-                                   .interval = 5s,
-                                   .failures = 2,
-                                   .timeout = 2s});
-    CHECK(spec.ready == ReadySpec{.probe = ProbeSpec{.kind = ProbeKind::tcp,
-                                                     .target = "127.0.0.1:8080",
-                                                     .interval = 200ms},
-                                  .timeout = 10s});
-    CHECK(spec.ready.probe.timeout == 1s);
+    CHECK(*spec.health == ProbeSpec{.kind = ProbeKind::http,
+                                    .target = "http://127.0.0.1:8080/healthz",
+                                    .interval = 5s,
+                                    .failures = 2,
+                                    .timeout = 2s});
+    CHECK(*spec.ready == ReadySpec{.probe = ProbeSpec{.kind = ProbeKind::tcp,
+                                                      .target = "127.0.0.1:8080",
+                                                      .interval = 200ms},
+                                   .timeout = 10s});
+    CHECK(spec.ready->probe.timeout == 1s);
     CHECK(spec.stop == StopSpec{.signal = SIGINT, .timeout = 10s, .mode = StopMode::process});
     CHECK(spec.output ==
           OutputSpec{.max_lines = 10, .max_bytes = 1 << 20, .forward = Forward::raw});
@@ -136,20 +144,20 @@ TEST_CASE("probe kinds and readiness forms") {
     ServiceSpec exec = service_spec(
         "command = [\"x\"]\n[health]\nexec = [\"check\", \"-q\"]\ninterval = 0.5\n"
         "[ready]\nfile = \"/run/ready\"\ninterval = \"1s\"\n");
-    CHECK(exec.health.kind == ProbeKind::exec);
-    CHECK(exec.health.argv == std::vector<std::string>{"check", "-q"});
-    CHECK(exec.health.interval == 500ms);
-    CHECK(exec.ready.probe.kind == ProbeKind::file);
-    CHECK(exec.ready.probe.target == "/run/ready");
-    CHECK(exec.ready.probe.interval == 1s);
+    CHECK(exec.health->kind == ProbeKind::exec);
+    CHECK(exec.health->argv == std::vector<std::string>{"check", "-q"});
+    CHECK(exec.health->interval == 500ms);
+    CHECK(exec.ready->probe.kind == ProbeKind::file);
+    CHECK(exec.ready->probe.target == "/run/ready");
+    CHECK(exec.ready->probe.interval == 1s);
 
     ServiceSpec watchdog =
         service_spec("command = [\"x\"]\n[health]\nwatchdog = \"10s\"\n[ready]\nnotify = true\n");
-    CHECK(watchdog.health.kind == ProbeKind::watchdog);
-    CHECK(watchdog.health.watchdog == 10s);
-    CHECK(watchdog.ready.notify);
-    CHECK_FALSE(watchdog.ready.probe.enabled());
-    CHECK(watchdog.ready.probe.interval == 0s);
+    CHECK(watchdog.health->kind == ProbeKind::watchdog);
+    CHECK(watchdog.health->watchdog == 10s);
+    CHECK(watchdog.ready->notify);
+    CHECK_FALSE(watchdog.ready->probe.enabled());
+    CHECK(watchdog.ready->probe.interval == 0s);
 }
 
 TEST_CASE("bad values of top-level keys") {

@@ -211,6 +211,6 @@ TEST_CASE("without root, user and group must be pkitd's own") {
     root.uid = 0;
     auto result = tree.load(root);
     REQUIRE(result.has_value());
-    CHECK(result->services[0].user == Principal{.name = "no-such-user-pkit"});
-    CHECK(result->services[0].group == Principal{.id = 12345});
+    CHECK(result->services[0].process->user == Principal{.name = "no-such-user-pkit"});
+    CHECK(result->services[0].process->group == Principal{.id = 12345});
 }

@@ -335,29 +335,29 @@ private:
             case 0:
                 break;
             case 1:
-                s.ready.notify = true;
-                s.ready.timeout = std::chrono::milliseconds(between(500, 4000));
+                s.ready.edit().notify = true;
+                s.ready.edit().timeout = std::chrono::milliseconds(between(500, 4000));
                 break;
             case 2:
-                s.ready.probe.kind = config::ProbeKind::exec;
-                s.ready.probe.argv = {"/bin/true"};
-                s.ready.probe.interval = std::chrono::milliseconds(between(100, 900));
-                s.ready.timeout = std::chrono::milliseconds(between(500, 4000));
+                s.ready.edit().probe.kind = config::ProbeKind::exec;
+                s.ready.edit().probe.argv = {"/bin/true"};
+                s.ready.edit().probe.interval = std::chrono::milliseconds(between(100, 900));
+                s.ready.edit().timeout = std::chrono::milliseconds(between(500, 4000));
                 break;
         }
         switch (pick(3)) {
             case 0:
                 break;
             case 1:
-                s.health.kind = config::ProbeKind::exec;
-                s.health.argv = {"/bin/true"};
-                s.health.interval = std::chrono::milliseconds(between(200, 3000));
-                s.health.failures = static_cast<int>(between(1, 3));
+                s.health.edit().kind = config::ProbeKind::exec;
+                s.health.edit().argv = {"/bin/true"};
+                s.health.edit().interval = std::chrono::milliseconds(between(200, 3000));
+                s.health.edit().failures = static_cast<int>(between(1, 3));
                 break;
             case 2:
-                s.health.kind = config::ProbeKind::watchdog;
-                s.health.watchdog = std::chrono::milliseconds(between(500, 3000));
-                s.health.failures = static_cast<int>(between(1, 3));
+                s.health.edit().kind = config::ProbeKind::watchdog;
+                s.health.edit().watchdog = std::chrono::milliseconds(between(500, 3000));
+                s.health.edit().failures = static_cast<int>(between(1, 3));
                 break;
         }
         s.stop.timeout = std::chrono::milliseconds(between(100, 4000));
@@ -365,8 +365,8 @@ private:
             s.stop.mode = config::StopMode::process;
         }
         if (chance(0.15)) {
-            s.storm.pause = std::chrono::milliseconds(between(1000, 6000));
-            s.storm.threshold = 3.0;
+            s.storm.edit().pause = std::chrono::milliseconds(between(1000, 6000));
+            s.storm.edit().threshold = 3.0;
         }
         s.autostart = chance(0.9);
         s.escalate = chance(0.03);

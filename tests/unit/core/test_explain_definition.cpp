@@ -35,16 +35,16 @@ TEST_CASE("explain definition facts: a plain service has nulls where nothing is 
 TEST_CASE("explain definition facts: quoting, principals, after, window and probes in words") {
     config::ServiceSpec spec;
     spec.command = {"/bin/sh", "-c", "echo it's on; exec sleep 1"};
-    spec.cwd = "/srv/web";
-    spec.user.name = "www";
-    spec.group.id = 33;
+    spec.process.edit().cwd = "/srv/web";
+    spec.process.edit().user.name = "www";
+    spec.process.edit().group.id = 33;
     spec.after = {"db", "cache"};
     spec.restart.policy = config::RestartPolicy::always;
     spec.restart.within = 60s;
-    spec.health.kind = config::ProbeKind::tcp;
-    spec.health.target = "127.0.0.1:8080";
-    spec.health.interval = 10s;
-    spec.ready.notify = true;
+    spec.health.edit().kind = config::ProbeKind::tcp;
+    spec.health.edit().target = "127.0.0.1:8080";
+    spec.health.edit().interval = 10s;
+    spec.ready.edit().notify = true;
     auto facts = facts_of(spec);
     CHECK(std::get<std::string>(facts["command"]) == "/bin/sh -c 'echo it'\\''s on; exec sleep 1'");
     CHECK(std::get<std::string>(facts["cwd"]) == "/srv/web");
@@ -57,14 +57,14 @@ TEST_CASE("explain definition facts: quoting, principals, after, window and prob
           "tcp 127.0.0.1:8080 every 10s, timeout 1s, 3 failures");
     CHECK(std::get<std::string>(facts["readiness"]) == "notify, within 30s");
 
-    spec.ready.notify = false;
-    spec.ready.probe.kind = config::ProbeKind::exec;
-    spec.ready.probe.argv = {"test", "-e", "/run/web.ready"};
-    spec.ready.probe.interval = 200ms;
+    spec.ready.edit().notify = false;
+    spec.ready.edit().probe.kind = config::ProbeKind::exec;
+    spec.ready.edit().probe.argv = {"test", "-e", "/run/web.ready"};
+    spec.ready.edit().probe.interval = 200ms;
     CHECK(std::get<std::string>(facts_of(spec)["readiness"]) ==
           "exec test -e /run/web.ready every 200ms, timeout 1s, within 30s");
     spec.health = {};
-    spec.health.kind = config::ProbeKind::watchdog;
-    spec.health.watchdog = 5s;
+    spec.health.edit().kind = config::ProbeKind::watchdog;
+    spec.health.edit().watchdog = 5s;
     CHECK(std::get<std::string>(facts_of(spec)["liveness"]) == "watchdog 5s");
 }

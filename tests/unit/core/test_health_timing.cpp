@@ -18,10 +18,10 @@ using namespace test;
 config::ServiceSpec probed(int failures, Duration interval = 1s) {
     config::ServiceSpec s = spec("svc");
     s.command = {"/bin/sleep", "1000"};
-    s.health.kind = config::ProbeKind::exec;
-    s.health.argv = {"/bin/true"};
-    s.health.interval = interval;
-    s.health.failures = failures;
+    s.health.edit().kind = config::ProbeKind::exec;
+    s.health.edit().argv = {"/bin/true"};
+    s.health.edit().interval = interval;
+    s.health.edit().failures = failures;
     s.stop.timeout = 3s;
     return s;
 }
@@ -86,10 +86,10 @@ TEST_CASE("liveness without [ready]: the first probe comes one interval after th
 TEST_CASE(
     "liveness with a [ready] probe: no liveness probe before ready, the first one interval after") {
     config::ServiceSpec s = probed(1);
-    s.ready.probe.kind = config::ProbeKind::exec;
-    s.ready.probe.argv = {"/bin/true"};
-    s.ready.probe.interval = 200ms;
-    s.ready.timeout = 30s;
+    s.ready.edit().probe.kind = config::ProbeKind::exec;
+    s.ready.edit().probe.argv = {"/bin/true"};
+    s.ready.edit().probe.interval = 200ms;
+    s.ready.edit().timeout = 30s;
     Driver d(s);
     d.start(at(0));
     CHECK(d.take() == "spawn 0 r1 | started svc r1 pid 100");
@@ -126,8 +126,8 @@ TEST_CASE(
 
 TEST_CASE("liveness with [ready] notify: the first probe comes one interval after READY=1") {
     config::ServiceSpec s = probed(1);
-    s.ready.notify = true;
-    s.ready.timeout = 30s;
+    s.ready.edit().notify = true;
+    s.ready.edit().timeout = 30s;
     Driver d(s);
     d.start(at(0));
     d.out.clear();

@@ -159,8 +159,8 @@ TEST_CASE("operator restart stops the run (not a crash) and relaunches at once")
 TEST_CASE("operator restarts never count against max_restarts, the backoff or the storm") {
     config::ServiceSpec s = spec("web");
     s.restart.max_restarts = 1;
-    s.storm.pause = 30s;
-    s.storm.threshold = 2.0;
+    s.storm.edit().pause = 30s;
+    s.storm.edit().threshold = 2.0;
     Supervisor sup = running(s);
     pid_t pid = 100;
     for (int i = 0; i < 10; ++i) {

@@ -15,10 +15,10 @@ using namespace test;
 config::ServiceSpec watching(const char* stop_when, const char* give_up_when) {
     config::ServiceSpec s = spec("web");
     if (stop_when != nullptr) {
-        s.stop_when.output_matches = pattern(stop_when);
+        s.stop_when.edit().output_matches = pattern(stop_when);
     }
     if (give_up_when != nullptr) {
-        s.give_up_when.output_matches = pattern(give_up_when);
+        s.give_up_when.edit().output_matches = pattern(give_up_when);
     }
     return s;
 }

@@ -193,7 +193,7 @@ TEST_CASE("storm: the tripping restart waits the pause instead of the backoff") 
     CHECK(d.storm_tripped);
     CHECK(d.delay == 30s);
     CHECK(d.storm_score == doctest::Approx(5.965).epsilon(1e-3));
-    CHECK(state.storm.value(mono(1.0), s.storm.decay) == 0.0);
+    CHECK(state.storm.value(mono(1.0), s.storm->decay) == 0.0);
 }
 
 TEST_CASE("storm: off unless pause is set") {

@@ -22,9 +22,9 @@ std::string reason_of(const Readiness& r, const std::string& name) {
 }
 
 config::ServiceSpec with_ready_probe(config::ServiceSpec s) {
-    s.ready.probe.kind = config::ProbeKind::exec;
-    s.ready.probe.argv = {"true"};
-    s.ready.probe.interval = 100ms;
+    s.ready.edit().probe.kind = config::ProbeKind::exec;
+    s.ready.edit().probe.argv = {"true"};
+    s.ready.edit().probe.interval = 100ms;
     return s;
 }
 
@@ -98,8 +98,8 @@ TEST_CASE(
     }
     SUBCASE("storm_pause") {
         config::ServiceSpec s = spec("st");
-        s.storm.pause = 10s;
-        s.storm.threshold = 1.0;
+        s.storm.edit().pause = 10s;
+        s.storm.edit().threshold = 1.0;
         Readiness r = alone(s, [](Supervisor& sup) {
             sup.on_spawned(0, 1, 100, at(0));
             sup.on_exit(100, exited(1), at(0.5));
@@ -123,10 +123,10 @@ TEST_CASE(
 
 TEST_CASE("readiness: a running service with an unhealthy liveness status is not ready") {
     config::ServiceSpec s = spec("h");
-    s.health.kind = config::ProbeKind::exec;
-    s.health.argv = {"false"};
-    s.health.interval = 1s;
-    s.health.failures = 3;
+    s.health.edit().kind = config::ProbeKind::exec;
+    s.health.edit().argv = {"false"};
+    s.health.edit().interval = 1s;
+    s.health.edit().failures = 3;
     Supervisor sup = supervisor({s});
     sup.start(at(0));
     sup.on_spawned(0, 1, 100, at(0));

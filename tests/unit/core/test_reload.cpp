@@ -162,21 +162,21 @@ TEST_CASE("reload of a changed output pattern replaces the spec: the new pattern
     // A pattern compares by its source, which lives in its compiled program: a reload
     // keeping the old spec, or calling the two patterns equal, would leave "^OLD" in force.
     config::ServiceSpec old_spec = with_command("watch", "1");
-    old_spec.stop_when.output_matches = pattern("^OLD");
+    old_spec.stop_when.edit().output_matches = pattern("^OLD");
     Supervisor sup = supervisor({old_spec});
     sup.start(at(0));
     sup.on_spawned(0, 1, 100, at(0));
     sup.take_actions();
 
     config::ServiceSpec new_spec = old_spec;
-    new_spec.stop_when.output_matches = pattern("^NEW");
+    new_spec.stop_when.edit().output_matches = pattern("^NEW");
     ReloadOutcome outcome = sup.reload(tree({new_spec}), at(1));
     CHECK(outcome.changed == Names{"watch"});
     sup.on_exit(100, killed(SIGTERM), at(1.1));
     sup.on_spawned(0, 2, 200, at(1.1));
     sup.take_actions();
     REQUIRE(sup.service(0).state() == State::running);
-    CHECK(sup.service(0).spec().stop_when.output_matches->source() == "^NEW");
+    CHECK(sup.service(0).spec().stop_when->output_matches->source() == "^NEW");
 
     sup.on_output(0, 2, Stream::stdout_, "OLD news", 1001.2);
     sup.on_exit(200, exited(1), at(1.2));

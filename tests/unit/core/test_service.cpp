@@ -119,7 +119,7 @@ TEST_CASE("ended supervision: done after a clean run, failed after a crash") {
         const char* last_event;
     };
     SUBCASE("stop_when") {
-        s.stop_when.exit_codes = {0, 4};
+        s.stop_when.edit().exit_codes = {0, 4};
         const Row rows[] = {
             {"clean run matching stop_when", exited(0), State::done, StopReason::predicate,
              "stopped web r1"},
@@ -140,7 +140,7 @@ TEST_CASE("ended supervision: done after a clean run, failed after a crash") {
         }
     }
     SUBCASE("gave_up") {
-        s.give_up_when.exit_codes = {78};
+        s.give_up_when.edit().exit_codes = {78};
         Driver d(s);
         d.start(at(0));
         d.out.clear();

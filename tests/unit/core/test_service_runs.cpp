@@ -96,7 +96,7 @@ TEST_CASE("a launch failure is a run without a process that goes through the gat
 
 TEST_CASE("a launch failure matching give_up_when.launch_errors ends supervision") {
     config::ServiceSpec s = spec("web");
-    s.give_up_when.launch_errors = {LaunchError::permission_denied};
+    s.give_up_when.edit().launch_errors = {LaunchError::permission_denied};
     Driver d(s);
     d.svc.want_up(at(0), d.out, true);
     d.svc.launch(at(0), d.out);
@@ -141,7 +141,7 @@ TEST_CASE("notices for a run other than the current one are ignored") {
 
 TEST_CASE("a storm trip pauses the service: storm_pause event, state, counter") {
     config::ServiceSpec s = spec("web");
-    s.storm.pause = 30s;
+    s.storm.edit().pause = 30s;
     s.restart.backoff_initial = 0s;  // crashes come 0.2 s apart
     Driver d(s);
     d.start(at(0));
@@ -202,7 +202,7 @@ TEST_CASE("each run has its own tail; the previous run's tail is kept") {
 TEST_CASE("give_up_when.output_matches searches only the ended run's tail") {
     config::ServiceSpec s = spec("web");
     s.restart.policy = config::RestartPolicy::always;
-    s.give_up_when.output_matches = pattern("FATAL");
+    s.give_up_when.edit().output_matches = pattern("FATAL");
     Driver d(s);
     d.start(at(0));
     d.svc.record_output(1, Stream::stderr_, "FATAL: but exits 0", 1000.5);

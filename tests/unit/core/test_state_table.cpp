@@ -53,14 +53,14 @@ enum class From {
 
 config::ServiceSpec spec_for(From from) {
     config::ServiceSpec s = spec("web");
-    s.stop_when.exit_codes = {0};  // exit 0: done
+    s.stop_when.edit().exit_codes = {0};  // exit 0: done
     if (from == From::starting) {
-        s.ready.notify = true;
-        s.ready.timeout = 10s;
+        s.ready.edit().notify = true;
+        s.ready.edit().timeout = 10s;
     }
     if (from == From::storm_pause) {
-        s.storm.pause = 30s;
-        s.storm.threshold = 1.0;
+        s.storm.edit().pause = 30s;
+        s.storm.edit().threshold = 1.0;
     }
     if (from == From::failed) {
         s.restart.max_restarts = 0;
@@ -253,13 +253,13 @@ TEST_CASE("state table: exit rows") {
 
 TEST_CASE("state table: probe and notify rows") {
     config::ServiceSpec probed = spec("web");
-    probed.ready.probe.kind = config::ProbeKind::exec;
-    probed.ready.probe.argv = {"/bin/true"};
-    probed.ready.probe.interval = 1s;
-    probed.health.kind = config::ProbeKind::exec;
-    probed.health.argv = {"/bin/true"};
-    probed.health.interval = 1s;
-    probed.health.failures = 1;
+    probed.ready.edit().probe.kind = config::ProbeKind::exec;
+    probed.ready.edit().probe.argv = {"/bin/true"};
+    probed.ready.edit().probe.interval = 1s;
+    probed.health.edit().kind = config::ProbeKind::exec;
+    probed.health.edit().argv = {"/bin/true"};
+    probed.health.edit().interval = 1s;
+    probed.health.edit().failures = 1;
     Driver d(probed);
     d.start(at(0));
     CHECK(d.svc.state() == State::starting);

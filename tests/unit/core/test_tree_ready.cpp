@@ -19,10 +19,10 @@ Supervisor group_with_ready_probe(config::Strategy strategy = config::Strategy::
     daemon.groups.push_back(
         config::GroupSpec{.name = "g", .strategy = strategy, .members = {"a", "b"}});
     config::ServiceSpec a = spec("a");
-    a.ready.probe.kind = config::ProbeKind::exec;
-    a.ready.probe.argv = {"test", "-f", "/nonexistent/flag"};
-    a.ready.probe.interval = 100ms;
-    a.ready.timeout = 30s;
+    a.ready.edit().probe.kind = config::ProbeKind::exec;
+    a.ready.edit().probe.argv = {"test", "-f", "/nonexistent/flag"};
+    a.ready.edit().probe.interval = 100ms;
+    a.ready.edit().timeout = 30s;
     return supervisor({a, spec("b")}, daemon);
 }
 
@@ -78,8 +78,8 @@ TEST_CASE("group member order: b stays waiting when a's readiness times out") {
     config::DaemonSpec daemon;
     daemon.groups.push_back(config::GroupSpec{.name = "g", .members = {"a", "b"}});
     config::ServiceSpec a = spec("a");
-    a.ready.notify = true;
-    a.ready.timeout = 1s;
+    a.ready.edit().notify = true;
+    a.ready.edit().timeout = 1s;
     a.restart.policy = config::RestartPolicy::never;
     Supervisor sup = supervisor({a, spec("b")}, daemon);
     sup.start(at(0));

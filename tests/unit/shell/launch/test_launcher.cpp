@@ -43,20 +43,20 @@ TEST_CASE("environment: pkitd's, then env_file, then env, then extra_env; clear_
                               "# comment\n\nexport PKIT_T_A=file\nPKIT_T_B='file b'\n"
                               "PKIT_T_C=\"file \\\"c\\\"\"  # trailing\n");
     auto spec = make_spec({"/bin/sh", "-c", "echo \"$PKIT_T_A|$PKIT_T_B|$PKIT_T_C|$PKIT_T_D\""});
-    spec.env_files = {env_file};
-    spec.env = {{"PKIT_T_B", "env"}};
+    spec.process.edit().env_files = {env_file};
+    spec.process.edit().env = {{"PKIT_T_B", "env"}};
 
     SUBCASE("layers override in order") {
         auto captured = run_to_end(loop, spec, {{"PKIT_T_C", "extra"}});
         CHECK(captured.out == std::vector<std::string>{"file|env|extra|environ"});
     }
     SUBCASE("env_file values keep their quotes' meaning") {
-        spec.env.clear();
+        spec.process.edit().env.clear();
         auto captured = run_to_end(loop, spec);
         CHECK(captured.out == std::vector<std::string>{"file|file b|file \"c\"|environ"});
     }
     SUBCASE("clear_env drops pkitd's environment but keeps the service's own") {
-        spec.clear_env = true;
+        spec.process.edit().clear_env = true;
         auto captured = run_to_end(loop, spec);
         CHECK(captured.out == std::vector<std::string>{"file|env|file \"c\"|"});
     }
@@ -87,7 +87,7 @@ TEST_CASE("argv[0] without a slash is looked up in the service's own PATH") {
     }
     SUBCASE("env PATH is used for the lookup") {
         auto spec = make_spec({"pkit-test-tool"});
-        spec.env = {{"PATH", "/nonexistent:" + dir.path() + ":/usr/bin:/bin"}};
+        spec.process.edit().env = {{"PATH", "/nonexistent:" + dir.path() + ":/usr/bin:/bin"}};
         auto captured = run_to_end(loop, spec);
         CHECK(captured.out == std::vector<std::string>{"tool ran"});
     }
@@ -103,9 +103,9 @@ TEST_CASE("cwd, umask and rlimits apply to the child") {
     TestLoop loop;
     TempDir dir;
     auto spec = make_spec({"/bin/sh", "-c", "pwd; umask; ulimit -n; ulimit -Hn"});
-    spec.cwd = dir.path();
-    spec.umask = 027;
-    spec.rlimits = {config::Rlimit{RLIMIT_NOFILE, "nofile", 123}};
+    spec.process.edit().cwd = dir.path();
+    spec.process.edit().umask = 027;
+    spec.process.edit().rlimits = {config::Rlimit{RLIMIT_NOFILE, "nofile", 123}};
     auto captured = run_to_end(loop, spec);
     CHECK(captured.out == std::vector<std::string>{dir.path(), "0027", "123", "123"});
     CHECK(loop.close() == 0);
@@ -132,30 +132,30 @@ TEST_CASE("launch failures are named with their reason") {
     }
     SUBCASE("bad_cwd") {
         auto spec = make_spec({"/bin/true"});
-        spec.cwd = dir.path() + "/missing";
+        spec.process.edit().cwd = dir.path() + "/missing";
         auto failure = launch_failure(spec);
         CHECK(failure.kind == LaunchError::bad_cwd);
         CHECK(failure.message == "bad_cwd: " + dir.path() + "/missing: No such file or directory");
     }
     SUBCASE("bad_env_file, missing or malformed") {
         auto spec = make_spec({"/bin/true"});
-        spec.env_files = {dir.path() + "/missing.env"};
+        spec.process.edit().env_files = {dir.path() + "/missing.env"};
         auto failure = launch_failure(spec);
         CHECK(failure.kind == LaunchError::bad_env_file);
         CHECK(failure.message ==
               "bad_env_file: " + dir.path() + "/missing.env: No such file or directory");
-        spec.env_files = {dir.write("bad.env", "OK=1\nbroken line\n")};
+        spec.process.edit().env_files = {dir.write("bad.env", "OK=1\nbroken line\n")};
         failure = launch_failure(spec);
         CHECK(failure.message == "bad_env_file: " + dir.path() + "/bad.env:2: expected KEY=VALUE");
     }
     SUBCASE("bad_user for an unknown user or group") {
         auto spec = make_spec({"/bin/true"});
-        spec.user.name = "pkit-no-such-user";
+        spec.process.edit().user.name = "pkit-no-such-user";
         auto failure = launch_failure(spec);
         CHECK(failure.kind == LaunchError::bad_user);
         CHECK(failure.message == "bad_user: pkit-no-such-user: unknown user");
-        spec.user = {};
-        spec.group.name = "pkit-no-such-group";
+        spec.process.edit().user = {};
+        spec.process.edit().group.name = "pkit-no-such-group";
         CHECK(launch_failure(spec).message == "bad_user: pkit-no-such-group: unknown group");
     }
 }
@@ -168,15 +168,15 @@ TEST_CASE("user and group are set in the child (root only)") {
     TestLoop loop;
     auto spec = make_spec({"/bin/sh", "-c", "id -u; id -g; id -G"});
     SUBCASE("a user by name brings its primary group") {
-        spec.user.name = "nobody";
+        spec.process.edit().user.name = "nobody";
         auto captured = run_to_end(loop, spec);
         REQUIRE(captured.out.size() == 3);
         CHECK(captured.out[0] == "65534");
         CHECK(captured.out[1] == "65534");
     }
     SUBCASE("numeric user and group") {
-        spec.user.id = 4321;
-        spec.group.id = 4322;
+        spec.process.edit().user.id = 4321;
+        spec.process.edit().group.id = 4322;
         auto captured = run_to_end(loop, spec);
         CHECK(captured.out == std::vector<std::string>{"4321", "4322", "4322"});
     }

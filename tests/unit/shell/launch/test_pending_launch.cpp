@@ -127,7 +127,7 @@ TEST_CASE("a child reaped before its report is polled is resolved by on_exit") {
 
         SUBCASE("a failed exec: the failure is reported and the exit consumed") {
             auto spec = make_spec({"/bin/sh", "-c", "exit 0"});
-            spec.cwd = "/nonexistent/pkit-dir";
+            spec.process.edit().cwd = "/nonexistent/pkit-dir";
             auto started = start_launch(LaunchRequest{&spec, 2, {}});
             REQUIRE(started.has_value());
             pid_t pid = started->pid;
@@ -157,7 +157,7 @@ TEST_CASE("a child reaped before its report is polled is resolved by on_exit") {
         }
         SUBCASE("a failure the loop saw first: the later exit is still consumed") {
             auto spec = make_spec({"/bin/sh"});
-            spec.cwd = "/nonexistent/pkit-dir";
+            spec.process.edit().cwd = "/nonexistent/pkit-dir";
             auto started = start_launch(LaunchRequest{&spec, 2, {}});
             REQUIRE(started.has_value());
             pid_t pid = started->pid;
@@ -268,7 +268,7 @@ TEST_CASE("pkitd raises its open file limit, and a run gets the original one bac
           std::vector<std::string>{limit_text(before.rlim_cur), limit_text(before.rlim_max)});
     SUBCASE("the service's own nofile still wins") {
         auto spec = make_spec({"/bin/sh", "-c", "ulimit -Sn"});
-        spec.rlimits = {config::Rlimit{RLIMIT_NOFILE, "nofile", 200}};
+        spec.process.edit().rlimits = {config::Rlimit{RLIMIT_NOFILE, "nofile", 200}};
         CHECK(run_to_end(loop, spec).out == std::vector<std::string>{"200"});
     }
     CHECK(loop.close() == 0);

@@ -56,7 +56,7 @@ TEST_CASE("the spawner clones prepared launches off the loop and reports each on
         REQUIRE(spawner.start().has_value());
         auto ok = make_spec({"/bin/sh", "-c", "exit 0"});
         auto bad_cwd = make_spec({"/bin/sh", "-c", "exit 0"});
-        bad_cwd.cwd = "/nonexistent/pkit-dir";
+        bad_cwd.process.edit().cwd = "/nonexistent/pkit-dir";
         spawner.submit(3, 7, prepared(ok));
         spawner.submit(4, 8, prepared(bad_cwd));
         spawner.submit(5, 9, prepared(ok));
@@ -174,8 +174,8 @@ TEST_CASE("a credential change in a child cloned by the spawner touches only the
         Spawner spawner(loop.get(), [] {});
         REQUIRE(spawner.start().has_value());
         auto spec = make_spec({"/bin/sh", "-c", "id -u; id -g"});
-        spec.user.id = 4321;
-        spec.group.id = 4322;
+        spec.process.edit().user.id = 4321;
+        spec.process.edit().group.id = 4322;
         spawner.submit(0, 1, prepared(spec));
         spawner.wait_all();
         auto outcomes = spawner.take();

@@ -41,8 +41,8 @@ TEST_CASE("exec probe runs with the service's environment and cwd, argv[0] found
     {
         ProbeHarness harness(loop);
         auto spec = make_spec({"/bin/false"});
-        spec.env["PROBE_VAR"] = "from-service";
-        spec.cwd = dir.path();
+        spec.process.edit().env["PROBE_VAR"] = "from-service";
+        spec.process.edit().cwd = dir.path();
         auto probe = exec_probe({"sh", "-c",
                                  "test \"$PROBE_VAR\" = from-service && test \"$(pwd)\" = \"$1\"",
                                  "sh", dir.path()});

@@ -195,7 +195,7 @@ TEST_CASE("http probe against python3 -m http.server, when python3 exists") {
         auto spec = make_spec({"/bin/sh", "-c",
                                "exec /usr/bin/python3 -m http.server --bind 127.0.0.1 " +
                                    std::to_string(port) + " >/dev/null 2>&1"});
-        spec.cwd = dir.path();
+        spec.process.edit().cwd = dir.path();
         auto server = launch(LaunchRequest{&spec, 1, {}});
         REQUIRE(server.has_value());
         close(server->stdout_fd);
