@@ -136,8 +136,12 @@ public:
             add(code);
         }
     }
-    // `code` must be 0-255 (the loader checks).
-    void add(int code) { m_codes.set(static_cast<std::size_t>(code)); }
+    // A code outside 0-255 is no exit code and is ignored (the loader reports it).
+    void add(int code) {
+        if (code >= 0 && static_cast<std::size_t>(code) < m_codes.size()) {
+            m_codes.set(static_cast<std::size_t>(code));
+        }
+    }
     bool contains(int code) const {
         return code >= 0 && static_cast<std::size_t>(code) < m_codes.size() &&
                m_codes.test(static_cast<std::size_t>(code));

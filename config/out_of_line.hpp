@@ -11,6 +11,8 @@
 //   reads as it did when the part was a plain member;
 // - a copy is deep (a copy of a null part is null); a moved-from part is null, that
 //   is T{};
+// - unlike a plain member, the value moves when the part is assigned: a reference
+//   into it (`const ProbeSpec& p = *spec.health`) dangles once the spec is replaced;
 // - == compares values: a null part equals an allocated one that holds T{}, so
 //   reload (SPEC §8) sees no change when a file writes a section's defaults out.
 

@@ -59,9 +59,8 @@ struct LineReader::Watch {
 
     static void on_poll(uv_poll_t* handle, int status, int events);
     // Reads the fd into `buffer` and delivers its lines, at most `limit` bytes;
-    // finishes at end of file or on an error (with `failed`, also when the pipe is
-    // empty: the poll reported an error).
-    void read_some(char* buffer, std::size_t size, std::size_t limit, Until until, bool failed);
+    // finishes at end of file or on a read error.
+    void read_some(char* buffer, std::size_t size, std::size_t limit, Until until);
     // Splits `data` into lines; returns false once the reader is closed.
     bool consume(const char* data, std::size_t size);
     bool emit(std::string_view line);
@@ -136,7 +135,7 @@ void LineReader::drain(std::size_t limit) {
     }
     // Not the shared buffer: a drain may run from inside another reader's callback.
     char buffer[16 * 1024];
-    m_watch->read_some(buffer, sizeof buffer, limit, Watch::Until::empty, false);
+    m_watch->read_some(buffer, sizeof buffer, limit, Watch::Until::empty);
 }
 
 void LineReader::Watch::on_poll(uv_poll_t* handle, int status, int /*events*/) {
@@ -144,14 +143,20 @@ void LineReader::Watch::on_poll(uv_poll_t* handle, int status, int /*events*/) {
     if (self->closed || self->eof) {
         return;
     }
-    // An error status (POLLERR) still leaves whatever the pipe holds to read; the read
-    // below then reports the end.
-    self->read_some(read_buffer(), k_read_buffer_size, k_reads_per_turn * k_read_buffer_size,
-                    Until::short_read, status < 0);
+    std::size_t limit = k_reads_per_turn * k_read_buffer_size;
+    if (status >= 0) {
+        self->read_some(read_buffer(), k_read_buffer_size, limit, Until::short_read);
+        return;
+    }
+    // An error (POLLERR: a socket reset, say). libuv has stopped the poll and calls back
+    // no more, so what the fd still holds is read now and the stream ends here.
+    self->read_some(read_buffer(), k_read_buffer_size, limit, Until::empty);
+    if (!self->closed && !self->eof) {
+        self->finish();
+    }
 }
 
-void LineReader::Watch::read_some(char* buffer, std::size_t size, std::size_t limit, Until until,
-                                  bool failed) {
+void LineReader::Watch::read_some(char* buffer, std::size_t size, std::size_t limit, Until until) {
     std::size_t total = 0;
     while (!closed && total < limit) {
         ssize_t n = ::read(fd, buffer, size);
@@ -168,7 +173,7 @@ void LineReader::Watch::read_some(char* buffer, std::size_t size, std::size_t li
         if (n < 0 && errno == EINTR) {
             continue;
         }
-        if (n < 0 && (errno == EAGAIN || errno == EWOULDBLOCK) && !failed) {
+        if (n < 0 && (errno == EAGAIN || errno == EWOULDBLOCK)) {
             return;  // everything written so far has been read
         }
         finish();  // end of file, or an error: nothing more will come

@@ -54,6 +54,9 @@ core = "unlimited"
     CHECK(spec.success_codes == ExitCodes{0, 3});
     CHECK(spec.success_codes.contains(3));
     CHECK_FALSE(spec.success_codes.contains(1));
+    // A code outside 0-255 is none: ignored, never thrown (the loader reports it).
+    CHECK(ExitCodes{0, 256, -1} == ExitCodes{0});
+    CHECK_FALSE(ExitCodes{256}.contains(256));
     CHECK_FALSE(spec.success_codes.contains(-1));
     CHECK_FALSE(spec.success_codes.contains(256));
     // A set: the list's order and repeats are no change for reload.

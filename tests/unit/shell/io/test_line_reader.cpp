@@ -2,6 +2,7 @@
 // never held back.
 
 #include <fcntl.h>
+#include <sys/socket.h>
 #include <sys/wait.h>
 #include <unistd.h>
 
@@ -206,6 +207,23 @@ TEST_CASE("a child that closes its end without writing is an end of file") {
     CHECK(reader->at_eof());
     reader->drain();
     CHECK(collected.eofs == 1);
+    reader.reset();
+    CHECK(loop.close() == 0);
+}
+
+TEST_CASE("a socket reset ends the stream after its last lines (the poll reports an error)") {
+    TestLoop loop;
+    Collected collected;
+    int fds[2];
+    REQUIRE(socketpair(AF_UNIX, SOCK_STREAM | SOCK_CLOEXEC, 0, fds) == 0);
+    // A byte the peer never reads: its close then resets the connection, and epoll
+    // reports an error on the reader's end with the last lines still unread.
+    REQUIRE(write(fds[0], "x", 1) == 1);
+    auto reader = make_reader(loop, collected, fds[0]);
+    REQUIRE(write(fds[1], "line1\nline2", 11) == 11);
+    close(fds[1]);
+    REQUIRE(loop.run_until([&] { return collected.eofs == 1; }));
+    CHECK(collected.lines == std::vector<std::string>{"line1", "line2"});
     reader.reset();
     CHECK(loop.close() == 0);
 }
