@@ -39,11 +39,8 @@ void parse_restart(const TableReader& top, RestartSpec& out);
 void parse_storm(const TableReader& top, StormSpec& out);
 void parse_stop(const TableReader& top, StopSpec& out);
 void parse_output(const TableReader& top, OutputSpec& out);
-// These two allocate a part only when its section is in the file.
-void parse_predicates(const TableReader& top, OutOfLine<Predicate>& stop_when,
-                      OutOfLine<Predicate>& give_up_when);
-void parse_probes(const TableReader& top, OutOfLine<ProbeSpec>& health,
-                  OutOfLine<ReadySpec>& ready);
+void parse_predicates(const TableReader& top, Predicate& stop_when, Predicate& give_up_when);
+void parse_probes(const TableReader& top, ProbeSpec& health, ReadySpec& ready);
 
 // `user`/`group` (principal.cpp): a name or an id, refused when pkitd is not root
 // and it names anyone else.

@@ -5,8 +5,10 @@
 //
 // It behaves as a plain T value:
 // - reading (*, ->) a part never written gives a shared, immutable T{};
-// - edit() allocates a T{} on first use and returns it for writing; the loader calls
-//   it only when the file has the part's keys, so an absent section stays null;
+// - set() keeps a value out of line only when it differs from T{}: the loader reads a
+//   part as a plain T and sets it, so a section that is absent, or written with its
+//   defaults, costs nothing;
+// - edit() allocates a T{} on first use and returns it for writing;
 // - a T converts to a part holding (and allocating) it, so `spec.storm = StormSpec{..}`
 //   reads as it did when the part was a plain member;
 // - a copy is deep (a copy of a null part is null); a moved-from part is null, that
@@ -40,6 +42,11 @@ public:
 
     const T& operator*() const { return m_value ? *m_value : default_value(); }
     const T* operator->() const { return &**this; }
+
+    // Holds `value`, allocating only when it is not T's default.
+    void set(T value) {
+        m_value = value == default_value() ? nullptr : std::make_unique<T>(std::move(value));
+    }
 
     // The value for writing, allocated (as T{}) on first use.
     T& edit() {

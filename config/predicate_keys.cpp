@@ -62,7 +62,7 @@ void parse_launch_errors(const TableReader& r, Predicate& out) {
 }
 
 void parse_predicate(const TableReader& top, std::string_view key, bool launch_errors,
-                     OutOfLine<Predicate>& part) {
+                     Predicate& out) {
     std::vector<std::string_view> keys{"exit_codes", "signals", "output_matches"};
     if (launch_errors) {
         keys.push_back("launch_errors");
@@ -71,7 +71,6 @@ void parse_predicate(const TableReader& top, std::string_view key, bool launch_e
     if (!r) {
         return;
     }
-    Predicate& out = part.edit();
     r->read("exit_codes", out.exit_codes,
             [](const Diags& d, const toml::node& n, std::string_view w) {
                 return read_each(d, n, w, as_exit_code);
@@ -88,8 +87,7 @@ void parse_predicate(const TableReader& top, std::string_view key, bool launch_e
 
 }  // namespace
 
-void parse_predicates(const TableReader& top, OutOfLine<Predicate>& stop_when,
-                      OutOfLine<Predicate>& give_up_when) {
+void parse_predicates(const TableReader& top, Predicate& stop_when, Predicate& give_up_when) {
     parse_predicate(top, "stop_when", false, stop_when);
     parse_predicate(top, "give_up_when", true, give_up_when);
 }

@@ -81,13 +81,12 @@ void unused(const TableReader& r, std::string_view key, std::string_view why) {
     }
 }
 
-void parse_health(const TableReader& top, OutOfLine<ProbeSpec>& part) {
+void parse_health(const TableReader& top, ProbeSpec& out) {
     auto r = top.subtable(
         "health", {"exec", "tcp", "http", "file", "watchdog", "interval", "failures", "timeout"});
     if (!r) {
         return;
     }
-    ProbeSpec& out = part.edit();
     auto probe = pick_probe(*r, k_probe_keys.size());
     if (probe) {
         read_target(*r, *probe, out);
@@ -109,13 +108,12 @@ void parse_health(const TableReader& top, OutOfLine<ProbeSpec>& part) {
     r->report_unknown();
 }
 
-void parse_ready(const TableReader& top, OutOfLine<ReadySpec>& part) {
+void parse_ready(const TableReader& top, ReadySpec& out) {
     auto r =
         top.subtable("ready", {"notify", "exec", "tcp", "http", "file", "interval", "timeout"});
     if (!r) {
         return;
     }
-    ReadySpec& out = part.edit();
     r->read("notify", out.notify, as_bool);
     auto probe = pick_probe(*r, k_probe_keys.size() - 1);
     if (probe && out.notify) {
@@ -140,11 +138,10 @@ void parse_ready(const TableReader& top, OutOfLine<ReadySpec>& part) {
 
 }  // namespace
 
-void parse_probes(const TableReader& top, OutOfLine<ProbeSpec>& health,
-                  OutOfLine<ReadySpec>& ready) {
+void parse_probes(const TableReader& top, ProbeSpec& health, ReadySpec& ready) {
     parse_health(top, health);
     parse_ready(top, ready);
-    if (health->kind == ProbeKind::watchdog && !ready->notify) {
+    if (health.kind == ProbeKind::watchdog && !ready.notify) {
         auto section = top.subtable("health", {});
         section->diags().error(pos_of(*section->get("watchdog")),
                                "health.watchdog: needs [ready] notify = true (the watchdog is "

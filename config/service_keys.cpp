@@ -2,7 +2,6 @@
 
 #include <sys/resource.h>
 
-#include <algorithm>
 #include <array>
 #include <limits>
 
@@ -153,17 +152,8 @@ void parse_after(const TableReader& top, ServiceDraft& draft) {
     }
 }
 
-// The keys of ProcessSpec, which is allocated only when the file sets one of them.
-constexpr std::array<std::string_view, 8> k_process_keys{
-    "cwd", "env", "clear_env", "env_file", "umask", "rlimits", "user", "group"};
-
-void parse_process(const TableReader& top, const LoadOptions& options,
-                   OutOfLine<ProcessSpec>& out) {
-    if (std::ranges::none_of(k_process_keys,
-                             [&](std::string_view key) { return top.get(key) != nullptr; })) {
-        return;
-    }
-    ProcessSpec& process = out.edit();
+ProcessSpec parse_process(const TableReader& top, const LoadOptions& options) {
+    ProcessSpec process;
     top.read("cwd", process.cwd, as_string);
     parse_env(top, process.env);
     top.read("clear_env", process.clear_env, as_bool);
@@ -171,6 +161,7 @@ void parse_process(const TableReader& top, const LoadOptions& options,
     parse_umask(top, process.umask);
     parse_rlimits(top, process.rlimits);
     parse_user_group(top, options, process.user, process.group);
+    return process;
 }
 
 constexpr std::array<std::string_view, 2> k_type_names{"service", "oneshot"};
@@ -211,7 +202,7 @@ ServiceDraft parse_service(const Diags& d, const toml::table& root, const LoadOp
         d.error(top.header_pos(), "missing required key \"command\"");
     }
     top.read("command", spec.command, as_argv);
-    parse_process(top, options, spec.process);
+    spec.process.set(parse_process(top, options));
     parse_after(top, draft);
     top.read(
         "success_codes", spec.success_codes,
@@ -233,11 +224,21 @@ ServiceDraft parse_service(const Diags& d, const toml::table& root, const LoadOp
     top.read("affects_readiness", spec.affects_readiness, as_bool);
 
     parse_restart(top, spec.restart);
-    if (top.get("storm") != nullptr) {
-        parse_storm(top, spec.storm.edit());
-    }
-    parse_predicates(top, spec.stop_when, spec.give_up_when);
-    parse_probes(top, spec.health, spec.ready);
+    // The rarely set sections are read as plain values and kept out of line only when
+    // they are not their defaults.
+    StormSpec storm;
+    parse_storm(top, storm);
+    spec.storm.set(std::move(storm));
+    Predicate stop_when;
+    Predicate give_up_when;
+    parse_predicates(top, stop_when, give_up_when);
+    spec.stop_when.set(std::move(stop_when));
+    spec.give_up_when.set(std::move(give_up_when));
+    ProbeSpec health;
+    ReadySpec ready;
+    parse_probes(top, health, ready);
+    spec.health.set(std::move(health));
+    spec.ready.set(std::move(ready));
     parse_stop(top, spec.stop);
     parse_output(top, spec.output);
     if (spec.type == ServiceType::oneshot) {

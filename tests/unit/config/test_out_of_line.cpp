@@ -36,6 +36,14 @@ TEST_CASE("OutOfLine: an unset part reads as T's default until edit() allocates 
     CHECK(storm->enabled());
     // Every unset part of the same type reads the one shared default, untouched.
     CHECK_FALSE(OutOfLine<StormSpec>()->enabled());
+
+    // set() keeps a value out of line only when it is not the default.
+    storm.set(StormSpec{});
+    CHECK_FALSE(storm.allocated());
+    CHECK_FALSE(storm->enabled());
+    storm.set(StormSpec{.pause = 5s});
+    CHECK(storm.allocated());
+    CHECK(storm->pause == 5s);
 }
 
 TEST_CASE("OutOfLine: copies are deep; a moved-from part reads as the default") {
@@ -93,7 +101,7 @@ TEST_CASE("a service that sets none of the rare keys allocates none of its out-o
     CHECK(allocated_parts(give_up) == std::vector<bool>{false, false, false, true, false, false});
 }
 
-TEST_CASE("sections written with their default values equal a file without them (no reload)") {
+TEST_CASE("sections written with their default values equal a file without them and cost nothing") {
     TempTree plain;
     plain.service("web", "command = [\"/bin/web\"]\n");
     TempTree spelled;
@@ -115,7 +123,7 @@ TEST_CASE("sections written with their default values equal a file without them 
     // `file` differs only because the trees live in different directories.
     b->services[0].file = a->services[0].file;
     CHECK(allocated_parts(a->services[0]) == std::vector<bool>(6, false));
-    CHECK(allocated_parts(b->services[0]) == std::vector<bool>(6, true));
+    CHECK(allocated_parts(b->services[0]) == std::vector<bool>(6, false));
     CHECK(a->services[0] == b->services[0]);
     CHECK(b->services[0] == a->services[0]);
 
