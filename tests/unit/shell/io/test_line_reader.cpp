@@ -53,13 +53,25 @@ std::unique_ptr<LineReader> make_reader(TestLoop& loop, Collected& collected, in
     return reader;
 }
 
-}  // namespace
-
-TEST_CASE("lines over 16 KiB are split into 16 KiB pieces; a line of exactly 16 KiB is whole") {
+// A reader on a fresh pipe, for the cases that only write to it.
+struct PipeReading {
     TestLoop loop;
     TestPipe pipe;
     Collected collected;
-    auto reader = make_reader(loop, collected, pipe.read_fd);
+    std::unique_ptr<LineReader> reader = make_reader(loop, collected, pipe.read_fd);
+
+    // Closes the reader and the loop: 0 when every handle was closed.
+    int close_all() {
+        reader.reset();
+        return loop.close();
+    }
+};
+
+}  // namespace
+
+TEST_CASE_FIXTURE(
+    PipeReading,
+    "lines over 16 KiB are split into 16 KiB pieces; a line of exactly 16 KiB is whole") {
     const std::size_t max = LineReader::k_max_line;
     pipe.write_all(std::string(max, 'a') + "\n" + std::string(max + 1, 'b') + "\n" +
                    std::string(40000, 'c') + "\n\nshort\n");
@@ -72,15 +84,11 @@ TEST_CASE("lines over 16 KiB are split into 16 KiB pieces; a line of exactly 16 
     CHECK(sizes == std::vector<std::size_t>{max, max, 1, max, max, 40000 - 2 * max, 0, 5});
     CHECK(collected.lines[2] == "b");
     CHECK(collected.lines.back() == "short");
-    reader.reset();
-    CHECK(loop.close() == 0);
+    CHECK(close_all() == 0);
 }
 
-TEST_CASE("a line arriving in pieces is joined, and a last line without newline is kept") {
-    TestLoop loop;
-    TestPipe pipe;
-    Collected collected;
-    auto reader = make_reader(loop, collected, pipe.read_fd);
+TEST_CASE_FIXTURE(PipeReading,
+                  "a line arriving in pieces is joined, and a last line without newline is kept") {
     pipe.write_all("par");
     CHECK(!loop.run_until([&] { return !collected.lines.empty(); }, 50ms));
     pipe.write_all("tial\nnext");
@@ -90,15 +98,10 @@ TEST_CASE("a line arriving in pieces is joined, and a last line without newline 
     REQUIRE(loop.run_until([&] { return collected.eofs == 1; }));
     CHECK(collected.lines == std::vector<std::string>{"partial", "next"});
     CHECK(reader->at_eof());
-    reader.reset();
-    CHECK(loop.close() == 0);
+    CHECK(close_all() == 0);
 }
 
-TEST_CASE("drain reads what the pipe holds now, without running the loop") {
-    TestLoop loop;
-    TestPipe pipe;
-    Collected collected;
-    auto reader = make_reader(loop, collected, pipe.read_fd);
+TEST_CASE_FIXTURE(PipeReading, "drain reads what the pipe holds now, without running the loop") {
     pipe.write_all("first\nsecond\nthird");
     reader->drain();
     CHECK(collected.lines == std::vector<std::string>{"first", "second"});
@@ -107,8 +110,7 @@ TEST_CASE("drain reads what the pipe holds now, without running the loop") {
     reader->drain();
     CHECK(collected.lines == std::vector<std::string>{"first", "second", "third"});
     CHECK(collected.eofs == 1);
-    reader.reset();
-    CHECK(loop.close() == 0);
+    CHECK(close_all() == 0);
 }
 
 TEST_CASE("a reader may be destroyed from its own line callback") {
@@ -196,19 +198,14 @@ TEST_CASE("a reader may be closed from its own line callback, and moved while re
     CHECK(loop.close() == 0);
 }
 
-TEST_CASE("a child that closes its end without writing is an end of file") {
-    TestLoop loop;
-    TestPipe pipe;
-    Collected collected;
-    auto reader = make_reader(loop, collected, pipe.read_fd);
+TEST_CASE_FIXTURE(PipeReading, "a child that closes its end without writing is an end of file") {
     pipe.close_writer();
     REQUIRE(loop.run_until([&] { return collected.eofs == 1; }));
     CHECK(collected.lines.empty());
     CHECK(reader->at_eof());
     reader->drain();
     CHECK(collected.eofs == 1);
-    reader.reset();
-    CHECK(loop.close() == 0);
+    CHECK(close_all() == 0);
 }
 
 TEST_CASE("a socket reset ends the stream after its last lines (the poll reports an error)") {
