@@ -1,9 +1,11 @@
 # Thin wrapper over CMake. `make run` and `make test` are the README's quick start:
 # both install missing Debian build dependencies first.
 BUILD   ?= build
-JOBS    ?= 2
-DEB_DEPS = cmake g++ make pkg-config libuv1-dev libtomlplusplus-dev libcli11-dev \
-           nlohmann-json3-dev doctest-dev libre2-dev libhttp-parser-dev
+JOBS    ?= $(shell nproc 2>/dev/null || echo 2)
+# Ninja schedules the build and prints one line a step (no make recursion, no
+# "Entering directory" lines); ccache makes a second build of the same sources cheap.
+DEB_DEPS = cmake ninja-build ccache g++ make pkg-config libuv1-dev libtomlplusplus-dev \
+           libcli11-dev nlohmann-json3-dev doctest-dev libre2-dev libhttp-parser-dev
 # Tools the integration tests use (python3 serves http probes; systemd-notify, setpriv
 # and unshare exercise sd_notify, peer credentials and PID 1; promtool checks the
 # metrics; dpkg-dev and lintian build and check the .deb; mandoc lints the man pages;
@@ -34,8 +36,9 @@ test-deps:
 	fi
 
 $(BUILD)/CMakeCache.txt: | deps
-	cmake -S . -B $(BUILD) -DCMAKE_BUILD_TYPE=RelWithDebInfo
+	cmake -S . -B $(BUILD) -G Ninja -DCMAKE_BUILD_TYPE=RelWithDebInfo
 
+# pkitd, pkitctl and the test suites (not the benchmarks: `make bench`).
 build: deps $(BUILD)/CMakeCache.txt
 	cmake --build $(BUILD) -j $(JOBS)
 
@@ -61,7 +64,8 @@ package-deps:
 deb: deps package-deps $(BUILD)/CMakeCache.txt
 	cmake --build $(BUILD) -j $(JOBS) --target package_deb
 
-bench: build
+bench: deps $(BUILD)/CMakeCache.txt
+	cmake --build $(BUILD) -j $(JOBS) --target benchmarks
 	$(BUILD)/bench/run-benchmarks
 
 # `make fuzz`: every tests/fuzz/fuzz_TARGET.cpp built with libFuzzer, ASan and UBSan in
@@ -84,7 +88,7 @@ fuzz: deps
 	  echo "installing fuzzing dependencies:" $$missing; \
 	  $(SUDO) apt-get update -qq && DEBIAN_FRONTEND=noninteractive $(SUDO) apt-get install -y -qq $$missing; \
 	fi
-	cmake -S . -B $(FUZZ_BUILD) -DCMAKE_BUILD_TYPE=RelWithDebInfo -DPKIT_FUZZ=ON \
+	cmake -S . -B $(FUZZ_BUILD) -G Ninja -DCMAKE_BUILD_TYPE=RelWithDebInfo -DPKIT_FUZZ=ON \
 	      -DCMAKE_C_COMPILER=$(FUZZ_CC) -DCMAKE_CXX_COMPILER=$(FUZZ_CXX)
 	cmake --build $(FUZZ_BUILD) -j $(JOBS) --target $(addprefix pkit_fuzz_,$(FUZZ_TARGETS))
 	@failed=; for t in $(FUZZ_TARGETS); do \

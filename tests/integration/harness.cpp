@@ -15,6 +15,65 @@ std::string restart_table(const std::string& policy, const std::string& backoff_
     return out.str();
 }
 
+std::string runner_toml(const std::string& seconds) {
+    return sh_command("exec sleep " + seconds) + "[stop]\ntimeout = \"1s\"\n";
+}
+
+std::string quick_restart_runner_toml(const std::string& seconds) {
+    return sh_command("exec sleep " + seconds) +
+           "[restart]\njitter = false\nbackoff_initial = \"50ms\"\n[stop]\ntimeout = \"1s\"\n";
+}
+
+CommandResult ctl(const Daemon& pkitd, std::vector<std::string> args,
+                  std::chrono::milliseconds timeout, const std::vector<std::string>& env) {
+    args.insert(args.begin(), {"--socket", pkitd.socket()});
+    return run_ctl(args, timeout, env);
+}
+
+bool is_event(const json& e, const std::string& type, const std::string& service) {
+    return e.value("type", "") == type && e.contains("service") && e["service"] == service;
+}
+
+void kill_service(Client& client, const std::string& name) {
+    json reply = client.request({{"cmd", "signal"}, {"services", {name}}, {"signal", "KILL"}});
+    REQUIRE_MESSAGE(reply["ok"] == true, reply.dump());
+}
+
+json wait_running(Client& client, const std::string& name, int run,
+                  std::chrono::milliseconds within) {
+    return wait_status(
+        client, name,
+        [run](const json& s) { return s["state"] == "running" && s.value("run", 0) == run; },
+        within, name + " running its run " + std::to_string(run));
+}
+
+json reload(Client& client) {
+    json reply = client.command("reload");
+    REQUIRE_MESSAGE(reply["ok"] == true, reply.dump());
+    return reply["result"];
+}
+
+std::vector<std::string> lines_of(const std::string& text) {
+    std::vector<std::string> out;
+    std::istringstream in(text);
+    for (std::string line; std::getline(in, line);) {
+        out.push_back(line);
+    }
+    return out;
+}
+
+std::vector<std::string> nonempty_lines(const std::string& text) {
+    std::vector<std::string> out = lines_of(text);
+    std::erase(out, std::string());
+    return out;
+}
+
+int with_http(const TempDir& dir, const std::string& more) {
+    const int port = unused_port();
+    dir.daemon_config(more + "[http]\nlisten = \"127.0.0.1:" + std::to_string(port) + "\"\n");
+    return port;
+}
+
 json last_exit(const json& status) {
     REQUIRE_MESSAGE(status.contains("last_exit"), "no last_exit in " << status.dump());
     REQUIRE_MESSAGE(status["last_exit"].is_object(), "last_exit is null in " << status.dump());
@@ -25,13 +84,6 @@ json last_exit(const json& status) {
 
 namespace pkit::itest {
 
-namespace {
-
-bool is_event(const json& e, const std::string& type, const std::string& service) {
-    return e.value("type", "") == type && e.contains("service") && e["service"] == service;
-}
-
-}  // namespace
 
 std::vector<double> exit_to_start_gaps(const std::vector<json>& events,
                                        const std::string& service) {

@@ -37,6 +37,35 @@ std::string restart_table(const std::string& policy, const std::string& backoff_
 // The last_exit object of a status, or fails the case when it is null.
 json last_exit(const json& status);
 
+// A long-running service (`seconds` tells definitions apart) with a short stop timeout;
+// the quick-restart one also restarts after 50 ms, without jitter.
+std::string runner_toml(const std::string& seconds = "1000");
+std::string quick_restart_runner_toml(const std::string& seconds = "1000");
+
+// Runs pkitctl against `pkitd`'s socket.
+CommandResult ctl(const Daemon& pkitd, std::vector<std::string> args,
+                  std::chrono::milliseconds timeout = std::chrono::seconds(20),
+                  const std::vector<std::string>& env = {});
+
+// Whether the event `e` is of `type` and names `service`.
+bool is_event(const json& e, const std::string& type, const std::string& service);
+
+// SIGKILL to `name`'s run, through the control socket (the request must succeed).
+void kill_service(Client& client, const std::string& name);
+// Waits until `name` is running its run `run`; returns its status.
+json wait_running(Client& client, const std::string& name, int run = 1,
+                  std::chrono::milliseconds within = std::chrono::seconds(15));
+// A reload request that must succeed; returns its result.
+json reload(Client& client);
+
+// The lines of `text`, every one / without the empty ones.
+std::vector<std::string> lines_of(const std::string& text);
+std::vector<std::string> nonempty_lines(const std::string& text);
+
+// Configures `dir`'s pkitd.toml with `more` and an HTTP endpoint on a free loopback
+// port; returns the port.
+int with_http(const TempDir& dir, const std::string& more = "");
+
 }  // namespace pkit::itest
 
 namespace pkit::itest {

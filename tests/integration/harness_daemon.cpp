@@ -19,15 +19,6 @@ namespace {
 
 constexpr std::size_t k_tail_bytes = 64 * 1024;
 
-std::vector<char*> c_strings(std::vector<std::string>& items) {
-    std::vector<char*> out;
-    for (auto& s : items) {
-        out.push_back(s.data());
-    }
-    out.push_back(nullptr);
-    return out;
-}
-
 }  // namespace
 
 Daemon::Daemon(const TempDir& dir, DaemonOptions options)

@@ -24,15 +24,6 @@ namespace pkit::itest {
 
 namespace {
 
-std::vector<char*> c_strings(std::vector<std::string>& items) {
-    std::vector<char*> out;
-    for (auto& s : items) {
-        out.push_back(s.data());
-    }
-    out.push_back(nullptr);
-    return out;
-}
-
 void drain_into(int fd, std::string& sink, bool& open) {
     char chunk[65536];
     const ssize_t n = ::read(fd, chunk, sizeof(chunk));
@@ -192,6 +183,15 @@ std::string python3() {
                     std::chrono::seconds(10));
     std::string path = result.out.substr(0, result.out.find('\n'));
     return result.exit_code == 0 && !path.empty() ? path : "";
+}
+
+std::vector<char*> c_strings(std::vector<std::string>& items) {
+    std::vector<char*> out;
+    for (auto& s : items) {
+        out.push_back(s.data());
+    }
+    out.push_back(nullptr);
+    return out;
 }
 
 int unused_port() {

@@ -57,6 +57,9 @@ std::string python3();
 // A loopback TCP port that nothing was bound to a moment ago.
 int unused_port();
 
+// argv-style pointers into `items`, ending in a null pointer (valid while `items` is).
+std::vector<char*> c_strings(std::vector<std::string>& items);
+
 // A pkitctl started in the background with its stdout and stderr in files; SIGKILLed
 // and reaped at destruction when still running.
 class BackgroundCtl {

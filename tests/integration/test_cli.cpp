@@ -12,11 +12,6 @@ void two_services(const TempDir& dir) {
     dir.service("job", sh_command("exit 0"));
 }
 
-CommandResult ctl(const Daemon& pkitd, std::vector<std::string> args) {
-    args.insert(args.begin(), {"--socket", pkitd.socket()});
-    return run_ctl(args);
-}
-
 }  // namespace
 
 TEST_CASE("pkitctl status prints one row a service, and --json the protocol result") {

@@ -18,11 +18,6 @@ using namespace pkit::itest;
 
 namespace {
 
-CommandResult ctl(const Daemon& pkitd, std::vector<std::string> args) {
-    args.insert(args.begin(), {"--socket", pkitd.socket()});
-    return run_ctl(args, 20s);
-}
-
 // A streaming client that sends its request and never reads a byte, with a small
 // receive buffer, so that what pkitd sends it piles up in pkitd.
 class Stalled {

@@ -18,10 +18,6 @@ using namespace pkit::itest;
 
 namespace {
 
-std::string runner_toml() {
-    return sh_command("exec sleep 1000") + "[stop]\ntimeout = \"1s\"\n";
-}
-
 // One kind of file pkitd must refuse to read: how to make it, and the error line
 // (FILE relative to DIR) it must give.
 struct Hazard {

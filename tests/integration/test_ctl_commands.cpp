@@ -22,12 +22,6 @@ using namespace pkit::itest;
 
 namespace {
 
-CommandResult ctl(const Daemon& pkitd, std::vector<std::string> args,
-                  const std::vector<std::string>& env = {}) {
-    args.insert(args.begin(), {"--socket", pkitd.socket()});
-    return run_ctl(args, 20s, env);
-}
-
 // A Unix socket bound at `path`; listening when `listen` (nothing ever accepts).
 // Closed at destruction.
 class RawSocket {

@@ -13,16 +13,6 @@ using namespace pkit::itest;
 
 namespace {
 
-std::vector<std::string> lines_of(const std::string& text) {
-    std::vector<std::string> out;
-    std::istringstream in(text);
-    std::string line;
-    while (std::getline(in, line)) {
-        out.push_back(line);
-    }
-    return out;
-}
-
 // Whether some line has the subject `who` and then contains `words`.
 bool has_line(const std::string& text, const std::string& who, const std::string& words) {
     const std::regex head("^\\d\\d:\\d\\d:\\d\\d\\.\\d\\d\\d " + who + " +");

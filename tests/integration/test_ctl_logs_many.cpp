@@ -14,11 +14,6 @@ using namespace pkit::itest;
 
 namespace {
 
-CommandResult ctl(const Daemon& pkitd, std::vector<std::string> args) {
-    args.insert(args.begin(), {"--socket", pkitd.socket()});
-    return run_ctl(args, 20s);
-}
-
 json logs_of(Client& client, const std::string& name) {
     return client.request({{"cmd", "logs"}, {"service", name}})["result"];
 }

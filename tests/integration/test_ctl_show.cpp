@@ -10,11 +10,6 @@ using namespace pkit::itest;
 
 namespace {
 
-CommandResult ctl(const Daemon& pkitd, std::vector<std::string> args) {
-    args.insert(args.begin(), {"--socket", pkitd.socket()});
-    return run_ctl(args, 20s);
-}
-
 // The "  label: value" lines of a show screen, by label; "title" holds the first line.
 std::map<std::string, std::string> fields_of(const std::string& screen) {
     std::map<std::string, std::string> out;

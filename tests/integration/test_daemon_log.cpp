@@ -39,17 +39,6 @@ void wait_ends(Client& client) {
     wait_status(client, "held", state_is("running"), 10s, "held runs");
 }
 
-std::vector<std::string> lines_of(const std::string& text) {
-    std::vector<std::string> lines;
-    std::istringstream in(text);
-    for (std::string line; std::getline(in, line);) {
-        if (!line.empty()) {
-            lines.push_back(line);
-        }
-    }
-    return lines;
-}
-
 // Indices of the lines matching `re` (whole line).
 std::vector<std::size_t> matching(const std::vector<std::string>& lines, const std::string& re) {
     const std::regex pattern(re);
@@ -63,13 +52,13 @@ std::vector<std::size_t> matching(const std::vector<std::string>& lines, const s
 }
 
 bool has_line(const std::string& log, const std::string& re) {
-    return !matching(lines_of(log), re).empty();
+    return !matching(nonempty_lines(log), re).empty();
 }
 
 // The parsed lines of a JSON log; a line that does not parse is null.
 std::vector<json> parsed(const std::string& log) {
     std::vector<json> out;
-    for (const auto& line : lines_of(log)) {
+    for (const auto& line : nonempty_lines(log)) {
         out.push_back(json::parse(line, nullptr, false));
     }
     return out;
@@ -121,7 +110,7 @@ TEST_CASE("daemon log in text: started, exited, restarting, restarts exhausted, 
         },
         10s, "the end lines of crash, quitter and held in pkitd's log",
         [&] { return pkitd.log(); });
-    const std::vector<std::string> lines = lines_of(pkitd.log());
+    const std::vector<std::string> lines = nonempty_lines(pkitd.log());
     INFO("pkitd's log:\n" << pkitd.log());
 
     // crash: started (pid, run) twice, exited (code, duration) twice, one restarting

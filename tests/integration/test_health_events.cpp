@@ -11,10 +11,6 @@ using namespace pkit::itest;
 
 namespace {
 
-bool is_event(const json& e, const std::string& type, const std::string& service) {
-    return e.value("type", "") == type && e.contains("service") && e["service"] == service;
-}
-
 // The `status` of each health event of `service` among `events`, in order.
 std::vector<std::string> health_statuses(const std::vector<json>& events,
                                          const std::string& service) {

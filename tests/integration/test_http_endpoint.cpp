@@ -15,16 +15,6 @@
 
 using namespace pkit::itest;
 
-namespace {
-
-// pkitd.toml with [http] on a free loopback port; returns the port.
-int with_http(const TempDir& dir) {
-    int port = unused_port();
-    dir.daemon_config("[http]\nlisten = \"127.0.0.1:" + std::to_string(port) + "\"\n");
-    return port;
-}
-
-}  // namespace
 
 TEST_CASE("http endpoint: /healthz and /livez answer ok, unknown paths 404, other methods 405") {
     TempDir dir;

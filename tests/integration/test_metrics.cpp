@@ -11,12 +11,6 @@ using namespace pkit::itest;
 
 namespace {
 
-int with_http(const TempDir& dir, const std::string& more = "") {
-    int port = unused_port();
-    dir.daemon_config(more + "[http]\nlisten = \"127.0.0.1:" + std::to_string(port) + "\"\n");
-    return port;
-}
-
 // The value of the sample line starting with `series` ("name{labels}"), or -1.
 double sample(const std::string& text, const std::string& series) {
     std::size_t at = 0;

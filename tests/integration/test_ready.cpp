@@ -19,10 +19,6 @@ double mtime(const std::string& path) {
     return static_cast<double>(st.st_mtim.tv_sec) + static_cast<double>(st.st_mtim.tv_nsec) / 1e9;
 }
 
-bool is_event(const json& e, const std::string& type, const std::string& service) {
-    return e.value("type", "") == type && e.value("service", "") == service;
-}
-
 }  // namespace
 
 TEST_CASE("ready probe: a dependent with after starts only once the dependency is ready") {

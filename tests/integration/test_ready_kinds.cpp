@@ -16,10 +16,6 @@ using namespace pkit::itest;
 
 namespace {
 
-bool is_event(const json& e, const std::string& type, const std::string& service) {
-    return e.value("type", "") == type && e.contains("service") && e["service"] == service;
-}
-
 // Polls for `window` that the service stays starting and not ready, with no ready
 // event among those streamed meanwhile.
 void stays_starting(Client& client, EventStream& events, std::chrono::milliseconds window) {

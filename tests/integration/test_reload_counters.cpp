@@ -8,38 +8,11 @@
 
 using namespace pkit::itest;
 
-namespace {
-
-// A long-running service (`arg` tells definitions apart): quick restarts, short stop.
-std::string runner_toml(const std::string& arg = "1000") {
-    return sh_command("exec sleep " + arg) +
-           "[restart]\njitter = false\nbackoff_initial = \"50ms\"\n[stop]\ntimeout = \"1s\"\n";
-}
-
-void kill_service(Client& client, const std::string& name) {
-    json reply = client.request({{"cmd", "signal"}, {"services", {name}}, {"signal", "KILL"}});
-    REQUIRE_MESSAGE(reply["ok"] == true, reply.dump());
-}
-
-json wait_running(Client& client, const std::string& name, int run) {
-    return wait_status(
-        client, name,
-        [run](const json& s) { return s["state"] == "running" && s.value("run", 0) == run; }, 10s,
-        name + " running its run " + std::to_string(run));
-}
-
-json reload(Client& client) {
-    json reply = client.command("reload");
-    REQUIRE_MESSAGE(reply["ok"] == true, reply.dump());
-    return reply["result"];
-}
-
-}  // namespace
 
 TEST_CASE("reload keeps an unchanged service's PID and counters and resets a changed one's") {
     TempDir dir;
-    dir.service("keep", runner_toml());
-    dir.service("change", runner_toml());
+    dir.service("keep", quick_restart_runner_toml());
+    dir.service("change", quick_restart_runner_toml());
     Daemon pkitd(dir);
     pkitd.wait_ready();
     Client client = pkitd.client();
@@ -53,8 +26,8 @@ TEST_CASE("reload keeps an unchanged service's PID and counters and resets a cha
     REQUIRE(keep["restarts"] == 1);
     REQUIRE(change["restarts"] == 1);
 
-    dir.service("keep", "# reformatted\n\n" + runner_toml());
-    dir.service("change", runner_toml("1001"));
+    dir.service("keep", "# reformatted\n\n" + quick_restart_runner_toml());
+    dir.service("change", quick_restart_runner_toml("1001"));
     json result = reload(client);
     CHECK(result["changed"] == json::array({"change"}));
     CHECK(result["unchanged"] == 1);
@@ -76,9 +49,9 @@ TEST_CASE("reload keeps an unchanged service's PID and counters and resets a cha
 TEST_CASE("reload of a group's changed strategy restarts its members only") {
     TempDir dir;
     dir.daemon_config("[groups.g]\nstrategy = \"one_for_one\"\nmembers = [\"a\", \"b\"]\n");
-    dir.service("a", runner_toml());
-    dir.service("b", runner_toml());
-    dir.service("solo", runner_toml());
+    dir.service("a", quick_restart_runner_toml());
+    dir.service("b", quick_restart_runner_toml());
+    dir.service("solo", quick_restart_runner_toml());
     Daemon pkitd(dir);
     pkitd.wait_ready();
     Client client = pkitd.client();
@@ -107,8 +80,8 @@ TEST_CASE("reload of a group's changed strategy restarts its members only") {
 
 TEST_CASE("SIGHUP reload emits a reload event with the counts") {
     TempDir dir;
-    dir.service("keep", runner_toml());
-    dir.service("gone", runner_toml());
+    dir.service("keep", quick_restart_runner_toml());
+    dir.service("gone", quick_restart_runner_toml());
     Daemon pkitd(dir);
     pkitd.wait_ready();
     Client client = pkitd.client();
@@ -117,7 +90,7 @@ TEST_CASE("SIGHUP reload emits a reload event with the counts") {
     EventStream events(pkitd.socket());
 
     fs::remove(dir.path() / "services" / "gone.toml");
-    dir.service("new", runner_toml());
+    dir.service("new", quick_restart_runner_toml());
     pkitd.signal(SIGHUP);
     json e =
         events.until([](const json& ev) { return ev["type"] == "reload"; }, 5s, "the reload event");

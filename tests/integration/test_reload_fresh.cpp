@@ -12,22 +12,6 @@ using namespace pkit::itest;
 
 namespace {
 
-bool is_event(const json& e, const std::string& type, const std::string& service) {
-    return e.value("type", "") == type && e.contains("service") && e["service"] == service;
-}
-
-void kill_service(Client& client, const std::string& name) {
-    json reply = client.request({{"cmd", "signal"}, {"services", {name}}, {"signal", "KILL"}});
-    REQUIRE_MESSAGE(reply["ok"] == true, reply.dump());
-}
-
-json wait_running(Client& client, const std::string& name, int run) {
-    return wait_status(
-        client, name,
-        [run](const json& s) { return s["state"] == "running" && s.value("run", 0) == run; }, 15s,
-        name + " running its run " + std::to_string(run));
-}
-
 json wait_healthy_run(Client& client, const std::string& name, int run) {
     return wait_status(
         client, name,
@@ -36,12 +20,6 @@ json wait_healthy_run(Client& client, const std::string& name, int run) {
                    s["health"]["status"] == "healthy";
         },
         15s, name + " healthy in its run " + std::to_string(run));
-}
-
-json reload(Client& client) {
-    json reply = client.command("reload");
-    REQUIRE_MESSAGE(reply["ok"] == true, reply.dump());
-    return reply["result"];
 }
 
 // Three restarts allowed; two quick crashes trip the storm guard; one failed liveness

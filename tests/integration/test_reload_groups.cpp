@@ -21,18 +21,6 @@ void release(const TempDir& dir) {
     write_file(dir.path() / "release", "");
 }
 
-void kill_service(Client& client, const std::string& name) {
-    json reply = client.request({{"cmd", "signal"}, {"services", {name}}, {"signal", "KILL"}});
-    REQUIRE_MESSAGE(reply["ok"] == true, reply.dump());
-}
-
-json wait_running(Client& client, const std::string& name, int run) {
-    return wait_status(
-        client, name,
-        [run](const json& s) { return s["state"] == "running" && s.value("run", 0) == run; }, 10s,
-        name + " running its run " + std::to_string(run));
-}
-
 }  // namespace
 
 TEST_CASE("reload during a group's root restart lets the restart finish") {

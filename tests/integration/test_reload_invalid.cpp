@@ -15,21 +15,6 @@ using namespace pkit::itest;
 
 namespace {
 
-std::string runner_toml(const std::string& arg = "1000") {
-    return sh_command("exec sleep " + arg) + "[stop]\ntimeout = \"1s\"\n";
-}
-
-std::vector<std::string> lines_of(const std::string& text) {
-    std::vector<std::string> out;
-    std::istringstream in(text);
-    for (std::string line; std::getline(in, line);) {
-        if (!line.empty()) {
-            out.push_back(line);
-        }
-    }
-    return out;
-}
-
 // a, b and group g of both, running; then a tree with three problems in two files:
 // an unknown key, a bad value and a group member that is not defined.
 struct Broken {
@@ -54,7 +39,7 @@ struct Broken {
     void check_errors(const std::string& text) const {
         const std::regex positioned(R"(^(.+):(\d+):(\d+): error: .+$)");
         std::vector<std::string> errors;
-        for (const auto& line : lines_of(text)) {
+        for (const auto& line : nonempty_lines(text)) {
             if (line.find(": error: ") != std::string::npos && !line.starts_with("pkitd: ")) {
                 CHECK_MESSAGE(std::regex_match(line, positioned), line);
                 errors.push_back(line);

@@ -14,11 +14,6 @@ using namespace pkit::itest;
 
 namespace {
 
-CommandResult ctl(const Daemon& pkitd, std::vector<std::string> args) {
-    args.insert(args.begin(), {"--socket", pkitd.socket()});
-    return run_ctl(args, 10s);
-}
-
 std::string events_of(const std::vector<json>& events) {
     std::string out;
     for (const auto& e : events) {

@@ -10,12 +10,6 @@ using namespace pkit::itest;
 
 namespace {
 
-// A long-running service: quick restarts, short stop timeout.
-std::string runner_toml() {
-    return sh_command("exec sleep 1000") +
-           "[restart]\njitter = false\nbackoff_initial = \"50ms\"\n[stop]\ntimeout = \"1s\"\n";
-}
-
 // Group g of a and b (one_for_one, `max_restarts` restart events in 30 s), the
 // bystander `solo` in no group, and [root] max_restarts `root_max`.
 void write_tree(const TempDir& dir, int max_restarts, int root_max) {
@@ -23,20 +17,8 @@ void write_tree(const TempDir& dir, int max_restarts, int root_max) {
                       "\nwithin = \"60s\"\n[groups.g]\nmembers = [\"a\", \"b\"]\nmax_restarts = " +
                       std::to_string(max_restarts) + "\nwithin = \"30s\"\n");
     for (const std::string name : {"a", "b", "solo"}) {
-        dir.service(name, runner_toml());
+        dir.service(name, quick_restart_runner_toml());
     }
-}
-
-void kill_service(Client& client, const std::string& name) {
-    json reply = client.request({{"cmd", "signal"}, {"services", {name}}, {"signal", "KILL"}});
-    REQUIRE_MESSAGE(reply["ok"] == true, reply.dump());
-}
-
-json wait_running(Client& client, const std::string& name, int run = 1) {
-    return wait_status(
-        client, name,
-        [run](const json& s) { return s["state"] == "running" && s.value("run", 0) == run; }, 10s,
-        name + " running its run " + std::to_string(run));
 }
 
 bool is_type(const json& e, const std::string& type) {

@@ -10,10 +10,6 @@ using namespace pkit::itest;
 
 namespace {
 
-bool is_event(const json& e, const std::string& type, const std::string& service) {
-    return e.value("type", "") == type && e.contains("service") && e["service"] == service;
-}
-
 // The index of the first event of `type` for `service`, or -1.
 int index_of(const std::vector<json>& events, const std::string& type, const std::string& service) {
     for (std::size_t i = 0; i < events.size(); ++i) {

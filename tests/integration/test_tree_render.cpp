@@ -13,15 +13,6 @@ using namespace pkit::itest;
 
 namespace {
 
-std::vector<std::string> lines_of(const std::string& text) {
-    std::vector<std::string> out;
-    std::istringstream in(text);
-    for (std::string line; std::getline(in, line);) {
-        out.push_back(line);
-    }
-    return out;
-}
-
 std::vector<std::string> words(const std::string& line) {
     std::vector<std::string> out;
     std::istringstream in(line);
@@ -44,15 +35,13 @@ std::string line_of(const std::vector<std::string>& lines, const std::string& na
     return "";
 }
 
-const std::string k_runner = sh_command("exec sleep 1000") + "[stop]\ntimeout = \"1s\"\n";
-
 }  // namespace
 
 TEST_CASE("status --tree shows each member's state, a stopped member included") {
     TempDir dir;
     dir.daemon_config("[groups.g]\nmembers = [\"a\", \"b\"]\n");
-    dir.service("a", k_runner);
-    dir.service("b", "autostart = false\n" + k_runner);
+    dir.service("a", runner_toml());
+    dir.service("b", "autostart = false\n" + runner_toml());
     // A one-shot job at the root: exits 0, so supervision ends `done`.
     dir.service("job", sh_command("exit 0"));
     Daemon pkitd(dir);
@@ -107,8 +96,8 @@ TEST_CASE("status --tree shows each member's state, a stopped member included") 
 TEST_CASE("status --tree follows a member's state change: started, then stopped again") {
     TempDir dir;
     dir.daemon_config("[groups.g]\nmembers = [\"a\", \"b\"]\n");
-    dir.service("a", k_runner);
-    dir.service("b", "autostart = false\n" + k_runner);
+    dir.service("a", runner_toml());
+    dir.service("b", "autostart = false\n" + runner_toml());
     Daemon pkitd(dir);
     pkitd.wait_ready();
     Client client = pkitd.client();

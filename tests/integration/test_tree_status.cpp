@@ -10,15 +10,6 @@ using namespace pkit::itest;
 
 namespace {
 
-std::vector<std::string> lines_of(const std::string& text) {
-    std::vector<std::string> out;
-    std::istringstream in(text);
-    for (std::string line; std::getline(in, line);) {
-        out.push_back(line);
-    }
-    return out;
-}
-
 // The first whitespace-separated words of `line`.
 std::vector<std::string> words(const std::string& line, std::size_t n) {
     std::vector<std::string> out;
@@ -29,8 +20,6 @@ std::vector<std::string> words(const std::string& line, std::size_t n) {
     return out;
 }
 
-const std::string k_runner = sh_command("exec sleep 1000") + "[stop]\ntimeout = \"1s\"\n";
-
 }  // namespace
 
 TEST_CASE("status shows each service's group, the GROUP column and the group tree") {
@@ -38,9 +27,9 @@ TEST_CASE("status shows each service's group, the GROUP column and the group tre
     dir.daemon_config(
         "[groups.backend]\nstrategy = \"rest_for_one\"\n"
         "members = [\"db\", \"api\"]\n");
-    dir.service("api", k_runner);
-    dir.service("db", k_runner);
-    dir.service("web", k_runner);
+    dir.service("api", runner_toml());
+    dir.service("db", runner_toml());
+    dir.service("web", runner_toml());
     Daemon pkitd(dir);
     pkitd.wait_ready();
     Client client = pkitd.client();
@@ -74,7 +63,7 @@ TEST_CASE("status shows each service's group, the GROUP column and the group tre
 
 TEST_CASE("status has no GROUP column when no group is defined") {
     TempDir dir;
-    dir.service("web", k_runner);
+    dir.service("web", runner_toml());
     Daemon pkitd(dir);
     pkitd.wait_ready();
     Client client = pkitd.client();

@@ -84,4 +84,10 @@ ServiceSpec service_spec(std::string_view content) {
     return result->services.front();
 }
 
+void check_bad(const BadCase& c) {
+    CAPTURE(c.toml);
+    CHECK(service_errors(std::string("command = [\"x\"]\n") + c.toml) ==
+          std::vector<std::string>{std::string("services/web.toml:") + c.error});
+}
+
 }  // namespace pkit::config::test

@@ -41,6 +41,14 @@ LoadOptions test_options();
 
 // One service "web" with `content`; its diagnostics.
 std::vector<std::string> service_errors(std::string_view content);
+
+// A bad value of a service file and the one diagnostic it must give.
+struct BadCase {
+    const char* toml;   // after a first line `command = ["x"]`
+    const char* error;  // "LINE:COLUMN: error: MESSAGE" in services/web.toml
+};
+// Checks that `c.toml` gives exactly `c.error`.
+void check_bad(const BadCase& c);
 // One service "web" with `content`, which must load; its spec.
 ServiceSpec service_spec(std::string_view content);
 

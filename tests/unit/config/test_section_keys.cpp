@@ -9,16 +9,9 @@ using Errors = std::vector<std::string>;
 
 namespace {
 
-struct BadCase {
-    const char* toml;   // after a first line `command = ["x"]`
-    const char* error;  // "LINE:COLUMN: error: MESSAGE" in services/web.toml
-};
-
 void check_all(std::initializer_list<BadCase> cases) {
     for (const BadCase& c : cases) {
-        CAPTURE(c.toml);
-        CHECK(service_errors(std::string("command = [\"x\"]\n") + c.toml) ==
-              Errors{std::string("services/web.toml:") + c.error});
+        check_bad(c);
     }
 }
 

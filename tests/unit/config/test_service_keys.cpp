@@ -11,20 +11,6 @@ using namespace pkit::config::test;
 using namespace std::chrono_literals;
 using Errors = std::vector<std::string>;
 
-namespace {
-
-struct BadCase {
-    const char* toml;   // after a first line `command = ["x"]`
-    const char* error;  // "LINE:COLUMN: error: MESSAGE" in services/web.toml
-};
-
-void check_bad(const BadCase& c) {
-    CAPTURE(c.toml);
-    CHECK(service_errors(std::string("command = [\"x\"]\n") + c.toml) ==
-          Errors{std::string("services/web.toml:") + c.error});
-}
-
-}  // namespace
 
 TEST_CASE("top-level keys read into the spec") {
     ServiceSpec spec = service_spec(R"(
