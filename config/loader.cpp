@@ -3,15 +3,16 @@
 //
 // Decisions (also in man/pkit.toml.5): a missing or unreadable DIR is an error at
 // "DIR:1:1"; a missing DIR/pkitd.toml means all daemon defaults; a missing
-// DIR/services directory is a tree with no services (a daemon can be started
-// before its services are installed). Entries of services/ are taken in byte order
-// of their names; those not ending in ".toml" are skipped.
+// DIR/services directory, or a `services` link to nothing, is an error at
+// DIR/services:1:1 (almost always a wrong --config: pkitd must not run with nothing),
+// while an empty one is a tree with no services. Entries of services/ are taken in
+// byte order of their names; those not ending in ".toml" are skipped.
 //
 // Only regular files of at most k_max_file_bytes are read: a FIFO, a device, a
 // directory named x.toml or a bigger file is an error at FILE:1:1, found by fstat()
 // on a descriptor opened without blocking, before anything is read. Any failure to
-// read DIR or DIR/services other than a missing services directory (a symlink loop,
-// not a directory, no permission) is an error naming the directory and the reason.
+// read DIR or DIR/services (a symlink loop, not a directory, no permission) is an
+// error naming the directory and the reason.
 
 #include <dirent.h>
 #include <fcntl.h>
@@ -168,9 +169,26 @@ std::optional<toml::table> parse_file(const Diags& d, int at, const std::string&
 }
 
 // The names of DIR/services/*.toml in byte order, with `services` opened into
-// `services_fd`. A missing services directory (or a dangling link to one) is no
-// services; any other failure (a symlink loop, not a directory, no permission, a read
-// error) is an error at DIR/services:1:1.
+// `services_fd`. Any failure (missing, a dangling link, a symlink loop, not a
+// directory, no permission, a read error) is an error at DIR/services:1:1.
+// The error for a services directory that is not there: a link to nothing is named
+// with its target. An empty directory is the way to say "no services".
+std::vector<std::string> missing(int dir_fd, const std::string& where,
+                                 std::vector<Diagnostic>& out) {
+    char target[4096];
+    ssize_t length = ::readlinkat(dir_fd, "services", target, sizeof target - 1);
+    std::string what = length >= 0
+                           ? cat("a symbolic link to ",
+                                 quote(std::string_view(target, static_cast<std::size_t>(length))),
+                                 ", which does not exist")
+                           : std::string("no such directory");
+    Diags(where, out)
+        .error(Pos{}, cat("cannot read the services directory: ", what,
+                          " (is the configuration directory right? an empty services "
+                          "directory means no services)"));
+    return {};
+}
+
 std::vector<std::string> service_files(int dir_fd, const fs::path& dir, Fd& services_fd,
                                        std::vector<Diagnostic>& out) {
     std::string where = (dir / "services").string();
@@ -181,7 +199,7 @@ std::vector<std::string> service_files(int dir_fd, const fs::path& dir, Fd& serv
     };
     services_fd.fd = ::openat(dir_fd, "services", O_RDONLY | O_DIRECTORY | O_CLOEXEC);
     if (services_fd.fd < 0) {
-        return errno == ENOENT ? std::vector<std::string>{} : fail(errno);
+        return errno == ENOENT ? missing(dir_fd, where, out) : fail(errno);
     }
     // fdopendir() takes the descriptor it is given; the listing gets a copy of its own.
     int listing_fd = ::dup(services_fd.fd);

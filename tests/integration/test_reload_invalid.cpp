@@ -103,3 +103,35 @@ TEST_CASE("reload of an invalid tree keeps every service and reports every posit
     CHECK(reply["result"]["unchanged"] == 2);
     CHECK(t.pkitd.stop() == 0);
 }
+
+TEST_CASE("reload with the services directory gone, or a link to nothing, is refused") {
+    TempDir dir;
+    dir.service("a", runner_toml());
+    Daemon pkitd(dir);
+    pkitd.wait_ready();
+    Client client = pkitd.client();
+    json a = wait_status(client, "a", state_is("running"), 10s, "a runs");
+    const fs::path services = dir.path() / "services";
+    const fs::path moved = dir.path() / "services.moved";
+    fs::rename(services, moved);
+    SUBCASE("missing") {}
+    SUBCASE("a dangling symbolic link") {
+        fs::create_directory_symlink("nowhere", services);
+    }
+    json reply = client.command("reload");
+    CHECK(reply["ok"] == false);
+    CHECK(reply["error"]["code"] == "invalid_config");
+    const std::string message = reply["error"]["message"].get<std::string>();
+    CHECK_MESSAGE(
+        message.find(services.string() + ":1:1: error: cannot read the services directory: ") !=
+            std::string::npos,
+        message);
+    json now = status(client, "a");
+    CHECK(now["pid"] == a["pid"]);
+    CHECK(now["state"] == "running");
+    // Back in place, the same tree reloads with nothing changed.
+    fs::remove(services);
+    fs::rename(moved, services);
+    CHECK(reload(client)["unchanged"] == 1);
+    CHECK(pkitd.stop() == 0);
+}

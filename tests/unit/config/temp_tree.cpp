@@ -12,6 +12,8 @@ TempTree::TempTree() {
     std::string pattern = "/tmp/pkit-config-test-XXXXXX";
     REQUIRE(::mkdtemp(pattern.data()) != nullptr);
     m_root = pattern;
+    // A configuration directory has one, even empty: a missing one is an error.
+    std::filesystem::create_directory(m_root / "services");
 }
 
 TempTree::~TempTree() {

@@ -69,8 +69,25 @@ TEST_CASE("a file over 1 MiB is an error with its size and the limit; 1 MiB exac
                                   "the limit of 1048576 bytes (1 MiB)"});
 }
 
+TEST_CASE("a missing services directory, or a services link to nothing, is an error") {
+    TempTree tree;
+    tree.daemon("socket = \"/tmp/x.sock\"\n");
+    fs::remove(tree.root() / "services");
+    const std::string hint =
+        " (is the configuration directory right? an empty services directory means no "
+        "services)";
+    CHECK(tree.errors() ==
+          Errors{"services:1:1: error: cannot read the services directory: no such directory" +
+                 hint});
+    fs::create_directory_symlink("gone", tree.root() / "services");
+    CHECK(tree.errors() == Errors{"services:1:1: error: cannot read the services directory: a "
+                                  "symbolic link to \"gone\", which does not exist" +
+                                  hint});
+}
+
 TEST_CASE("a services symlink that loops is an error naming the directory, not 0 services") {
     TempTree tree;
+    fs::remove(tree.root() / "services");
     fs::create_symlink("services", tree.root() / "services");
     CHECK(tree.errors() == Errors{"services:1:1: error: cannot read the services directory: Too "
                                   "many levels of symbolic links"});
@@ -78,6 +95,7 @@ TEST_CASE("a services symlink that loops is an error naming the directory, not 0
 
 TEST_CASE("services that is not a directory is an error naming it") {
     TempTree tree;
+    fs::remove(tree.root() / "services");
     tree.write("services", "a file");
     CHECK(tree.errors() ==
           Errors{"services:1:1: error: cannot read the services directory: Not a directory"});

@@ -60,7 +60,7 @@ TEST_CASE("services load in name order; other files are ignored") {
     CHECK(result->find_service("zz") == nullptr);
 }
 
-TEST_CASE("a missing services directory is an empty tree; a missing DIR is an error") {
+TEST_CASE("an empty services directory is an empty tree; a missing DIR is an error") {
     TempTree tree;
     tree.daemon("socket = \"/tmp/x.sock\"\n");
     auto result = tree.load();
