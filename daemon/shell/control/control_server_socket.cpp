@@ -113,11 +113,18 @@ unsigned socket_mode(const SocketOptions& options) {
 std::expected<void, std::string> apply_mode(const SocketOptions& options) {
     // Without a control group the socket has pkitd's own group (again, after a reload
     // that removed the group).
+    // Only what differs is changed: a reload that changes nothing writes nothing, so a
+    // socket on a read-only file system is no error.
     const gid_t group = options.allowed_gid.value_or(::getegid());
-    if (::chown(options.path.c_str(), static_cast<uid_t>(-1), group) != 0) {
+    const unsigned mode = socket_mode(options);
+    struct stat info {};
+    if (::stat(options.path.c_str(), &info) != 0) {
+        return std::unexpected("cannot examine " + options.path + ": " + errno_text(errno));
+    }
+    if (info.st_gid != group && ::chown(options.path.c_str(), static_cast<uid_t>(-1), group) != 0) {
         return std::unexpected("cannot give " + options.path + " its group: " + errno_text(errno));
     }
-    if (::chmod(options.path.c_str(), socket_mode(options)) != 0) {
+    if ((info.st_mode & 07777) != mode && ::chmod(options.path.c_str(), mode) != 0) {
         return std::unexpected("cannot set the mode of " + options.path + ": " + errno_text(errno));
     }
     return {};

@@ -1,15 +1,19 @@
 // Opening the control socket (stale, live and foreign files at its path, its mode)
 // and the credential rule of SPEC §9.
 
+#include <sched.h>
+#include <sys/mount.h>
 #include <sys/socket.h>
 #include <sys/stat.h>
 #include <sys/un.h>
+#include <sys/wait.h>
 #include <unistd.h>
 
 #include <cstring>
 #include <filesystem>
 #include <fstream>
 
+#include "daemon/shell/control/control_server_socket.hpp"
 #include "tests/unit/shell/control/test_control_server_support.hpp"
 
 namespace pkit::shell::test {
@@ -69,6 +73,45 @@ TEST_CASE("a control group makes the socket 0660 of that group; control users 06
         CHECK(mode_of(path) == 0666);
     }
     CHECK(loop.close() == 0);
+}
+
+TEST_CASE("access that changes nothing writes nothing: no error on a read-only file system") {
+    TempDir dir;
+    std::string path = dir.path() + "/pkitd.sock";
+    make_stale_socket(path);
+    SocketOptions options;
+    options.path = path;
+    REQUIRE(control_socket::apply_mode(options).has_value());
+    REQUIRE(mode_of(path) == 0600);
+    // In a child of its own mount namespace, the directory bind-mounted read-only over
+    // itself: what a reload with an unchanged pkitd.toml applies must not fail there,
+    // while a real change does (proving the mount is read-only).
+    pid_t child = ::fork();
+    REQUIRE(child >= 0);
+    if (child == 0) {
+        if (::unshare(CLONE_NEWNS) != 0 ||
+            ::mount(nullptr, "/", nullptr, MS_REC | MS_PRIVATE, nullptr) != 0 ||
+            ::mount(dir.path().c_str(), dir.path().c_str(), nullptr, MS_BIND, nullptr) != 0 ||
+            ::mount(nullptr, dir.path().c_str(), nullptr, MS_REMOUNT | MS_BIND | MS_RDONLY,
+                    nullptr) != 0) {
+            ::_exit(3);
+        }
+        bool same_ok = control_socket::apply_mode(options).has_value();
+        SocketOptions changed = options;
+        changed.allowed_gid = ::getegid() + 1;
+        auto refused = control_socket::apply_mode(changed);
+        bool change_fails = !refused && refused.error().find("its group") != std::string::npos;
+        ::_exit(same_ok ? (change_fails ? 0 : 2) : 1);
+    }
+    int status = 0;
+    REQUIRE(::waitpid(child, &status, 0) == child);
+    REQUIRE(WIFEXITED(status));
+    // 3: no mount namespace here (not root); the case needs one.
+    REQUIRE_MESSAGE(WEXITSTATUS(status) != 3, "cannot bind-mount read-only (needs root)");
+    CHECK_MESSAGE(WEXITSTATUS(status) != 1, "unchanged access failed on a read-only mount");
+    CHECK_MESSAGE(WEXITSTATUS(status) != 2,
+                  "a changed group did not fail: the mount is not read-only");
+    CHECK(WEXITSTATUS(status) == 0);
 }
 
 TEST_CASE("a stale socket at the path is replaced") {
