@@ -127,6 +127,23 @@ int Daemon::run() {
         return 3;
     }
     m_control = std::move(*control);
+    // The socket is ours, so no live pkitd serves this configuration: what its records
+    // hold was left by one that died, and must end before any service starts again.
+    if (auto records = m_run_records.open(m_options.socket_path + ".runs"); !records) {
+        if (records.error().held) {
+            log("error", records.error().message + ": is it still running?");
+            return 3;
+        }
+        log("warning",
+            records.error().message + ": should pkitd be killed, the next one cannot end its runs");
+    } else if (auto ended = m_run_records.end_recorded_runs(); !ended.empty()) {
+        std::string pids;
+        for (pid_t pid : ended) {
+            pids += (pids.empty() ? "" : ", ") + std::to_string(pid);
+        }
+        log("warning", "ended " + std::to_string(ended.size()) +
+                           " runs a previous pkitd left running (pids " + pids + ")");
+    }
     if (!m_options.socket_note.empty()) {
         log("info", m_options.socket_note);
     }
@@ -269,6 +286,7 @@ void Daemon::handle_exit(pid_t pid, int wait_status) {
         // that output_matches sees the run's last lines.
         drain_pipes(*service);
         end_run(*service);
+        m_run_records.ended(pid);
     }
     if (!m_supervisor.on_exit(pid, decode_wait_status(wait_status), now())) {
         ++m_orphans;

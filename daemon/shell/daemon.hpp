@@ -35,6 +35,7 @@
 #include "daemon/shell/io/systemd_notifier.hpp"
 #include "daemon/shell/launch/pending_launch.hpp"
 #include "daemon/shell/launch/reaper.hpp"
+#include "daemon/shell/launch/run_records.hpp"
 #include "daemon/shell/launch/spawner.hpp"
 #include "daemon/shell/probes/probe_runner.hpp"
 #include "daemon/shell/uv_handle.hpp"
@@ -219,6 +220,8 @@ private:
     ProbeRunner m_probes;
     SystemdNotifier m_systemd;
     PendingLaunches m_launches;
+    // SOCKET.runs: which processes the runs are, for the next pkitd should this one die.
+    RunRecords m_run_records;
     // After m_launches, which its outcomes feed: destroyed (and joined) first.
     Spawner m_spawner;
     // See pump_soon().

@@ -30,7 +30,11 @@ void Daemon::spawn(std::size_t service, std::uint64_t run) {
 
 void Daemon::spawn_now(std::size_t service, std::uint64_t run) {
     const core::Service& s = m_supervisor.service(service);
-    LaunchRequest request{&s.spec(), run, {}};
+    LaunchRequest request{
+        &s.spec(),
+        run,
+        {},
+        m_run_records.for_child(service, s.spec().stop.signal, s.spec().stop.timeout)};
     if (auto notify = open_notify(service, run)) {
         request.extra_env.emplace_back("NOTIFY_SOCKET", *notify);
     }
@@ -99,6 +103,7 @@ void Daemon::on_launched(std::size_t service, std::uint64_t run,
         pipes_of(service).emplace_back(std::make_unique<RunPipes>(RunPipes{this, service, run}));
     attach_pipes(service, *pipes, outcome->stdout_fd, core::Stream::stdout_);
     attach_pipes(service, *pipes, outcome->stderr_fd, core::Stream::stderr_);
+    m_run_records.started(service, outcome->pid);
     m_supervisor.on_spawned(service, run, outcome->pid, now());
 }
 

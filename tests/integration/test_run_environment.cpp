@@ -2,6 +2,10 @@
 // /dev/null, default signal dispositions and an empty mask, the configured
 // environment, cwd, umask and rlimits, and argv[0] looked up in its own PATH.
 
+#include <sys/resource.h>
+
+#include <sstream>
+
 #include "tests/integration/harness.hpp"
 
 using namespace pkit::itest;
@@ -89,6 +93,36 @@ TEST_CASE("cwd, umask and rlimits apply to the run") {
         output_of(dir, sh_command("pwd; umask; ulimit -n") + "cwd = " + toml_str(dir.str()) +
                            "\numask = \"027\"\n[rlimits]\nnofile = 123\n");
     CHECK(lines == std::vector<std::string>{dir.str(), "0027", "123"});
+}
+
+TEST_CASE("pkitd raises its open file limit to the hard one, and a run gets the original") {
+    rlimit saved{};
+    REQUIRE(::getrlimit(RLIMIT_NOFILE, &saved) == 0);
+    REQUIRE_MESSAGE(saved.rlim_max > 256, "the hard limit leaves no room to see the raise");
+    // pkitd inherits the lowered soft limit, as under `ulimit -Sn 256`.
+    rlimit lowered{256, saved.rlim_max};
+    REQUIRE(::setrlimit(RLIMIT_NOFILE, &lowered) == 0);
+    TempDir dir;
+    // $PPID is pkitd: the run reads its own limit and its parent's.
+    const auto lines = output_of(dir, sh_command("ulimit -Sn; ulimit -Hn; "
+                                                 "grep 'Max open files' /proc/$PPID/limits"));
+    ::setrlimit(RLIMIT_NOFILE, &saved);
+    const std::string hard =
+        saved.rlim_max == RLIM_INFINITY ? "unlimited" : std::to_string(saved.rlim_max);
+    std::string all;
+    for (const auto& line : lines) {
+        all += line + "\n";
+    }
+    REQUIRE_MESSAGE(lines.size() == 3, all);
+    CHECK(lines[0] == "256");
+    CHECK(lines[1] == hard);
+    // "Max open files  SOFT  HARD  files": pkitd's soft limit is its hard one.
+    std::istringstream fields(lines[2].substr(std::string("Max open files").size()));
+    std::string soft;
+    std::string pkitd_hard;
+    fields >> soft >> pkitd_hard;
+    CHECK_MESSAGE(soft == hard, lines[2]);
+    CHECK(pkitd_hard == hard);
 }
 
 TEST_CASE("argv[0] without a slash is looked up in the service's own PATH") {

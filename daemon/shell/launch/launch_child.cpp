@@ -64,6 +64,19 @@ void reset_reserved_signal(int signo) {
 #endif
 }
 
+// Writes the run's record with this process's pid and the time now: it started before.
+// A failed write leaves the run unrecorded, never unstarted.
+void write_record(const ChildRecord& child) {
+    if (child.fd < 0) {
+        return;
+    }
+    RunRecord record = child.record;
+    record.pid = getpid();
+    record.before_ns = boottime_ns();
+    ssize_t ignored = pwrite(child.fd, &record, sizeof record, child.offset);
+    (void)ignored;
+}
+
 void reset_signals() {
     struct sigaction default_action {};
     default_action.sa_handler = SIG_DFL;
@@ -111,6 +124,10 @@ void run_child(const ChildPlan& plan, ChildFds fds) {
     if (setsid() < 0) {
         fail(report_fd, ChildStage::setup);
     }
+    // From here on, killing the process group recorded ends everything of the run. A
+    // child that fails below leaves its record behind: its pid is found gone (or reused,
+    // and its start time tells) and the slot is the next run's.
+    write_record(plan.record);
     reset_signals();
 
     int out_fd = above_stdio(fds.stdout_fd, report_fd);

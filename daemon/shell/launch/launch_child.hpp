@@ -14,6 +14,8 @@
 #include <string>
 #include <vector>
 
+#include "daemon/shell/launch/run_records.hpp"
+
 namespace pkit::shell {
 
 // Where the child failed; the parent turns it into a LaunchError.
@@ -47,6 +49,9 @@ struct ChildPlan {
     uid_t uid = 0;
     gid_t gid = 0;
     std::vector<gid_t> groups;
+    // The run's record, which the child completes and writes once it leads its own
+    // session (fd -1: none).
+    ChildRecord record;
 };
 
 // The child's ends of its pipes (all close-on-exec in the parent).
@@ -59,7 +64,8 @@ struct ChildFds {
 // Closes each fd that is >= 0 (parent side).
 void close_fds(std::initializer_list<int> fds);
 
-// Runs in the freshly cloned child with every signal blocked: new session, default
+// Runs in the freshly cloned child with every signal blocked: new session, its run record,
+// default
 // dispositions, empty mask, stdio, no other fd across exec, RLIMIT_NOFILE, umask, rlimits, cwd,
 // credentials, execve. Never returns: on failure it writes a ChildReport to
 // fds.report_fd and calls _exit(127).

@@ -149,6 +149,7 @@ std::expected<std::unique_ptr<PreparedLaunch>, LaunchFailure> prepare_launch(
     plan.umask =
         process.umask ? std::optional<mode_t>(static_cast<mode_t>(*process.umask)) : std::nullopt;
     plan.nofile = original_nofile();
+    plan.record = request.record;
     for (const auto& limit : process.rlimits) {
         rlim_t value = limit.value ? static_cast<rlim_t>(*limit.value) : RLIM_INFINITY;
         plan.rlimits.push_back({limit.resource, rlimit{value, value}});

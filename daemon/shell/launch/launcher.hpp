@@ -27,6 +27,8 @@ struct LaunchRequest {
     std::uint64_t run = 0;  // the run's number, for messages only
     // Added last, overriding everything else (e.g. NOTIFY_SOCKET for sd_notify).
     std::vector<std::pair<std::string, std::string>> extra_env;
+    // The run's record (run_records.hpp), written by the child; fd -1: none.
+    ChildRecord record = {};
 };
 
 // A started run. The fds are the parent's ends of the child's stdout and stderr pipes,
