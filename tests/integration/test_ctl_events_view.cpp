@@ -14,7 +14,7 @@ using namespace pkit::itest;
 namespace {
 
 // Whether some line has the subject `who` and then contains `words`.
-bool has_line(const std::string& text, const std::string& who, const std::string& words) {
+bool has_event_line(const std::string& text, const std::string& who, const std::string& words) {
     const std::regex head("^\\d\\d:\\d\\d:\\d\\d\\.\\d\\d\\d " + who + " +");
     for (const auto& line : lines_of(text)) {
         std::smatch m;
@@ -70,9 +70,9 @@ TEST_CASE("ctl events: a line per event type without null, filters, --json as th
     wait_for(
         [&] {
             REQUIRE(run_ctl({"--socket", sock, "reload"}).exit_code == 0);
-            return has_line(read_file(dir.file("text.out")), "pkitd", "reload") &&
+            return has_event_line(read_file(dir.file("text.out")), "pkitd", "reload") &&
                    read_file(dir.file("json.out")).find("\"reload\"") != std::string::npos &&
-                   has_line(read_file(dir.file("filtered.out")), "crash", "exited code 1");
+                   has_event_line(read_file(dir.file("filtered.out")), "crash", "exited code 1");
         },
         10s, "all three views subscribed", shown);
     open_gate(dir);
@@ -83,8 +83,8 @@ TEST_CASE("ctl events: a line per event type without null, filters, --json as th
     // than hope they fall before web's stop.
     wait_for(
         [&] {
-            return has_line(read_file(dir.file("text.out")), "crash", "storm pause") &&
-                   has_line(read_file(dir.file("filtered.out")), "crash", "exited code 1");
+            return has_event_line(read_file(dir.file("text.out")), "crash", "storm pause") &&
+                   has_event_line(read_file(dir.file("filtered.out")), "crash", "exited code 1");
         },
         10s, "crash's storm pause and an exit shown", shown);
     REQUIRE(run_ctl({"--socket", sock, "stop", "web"}).exit_code == 0);
@@ -108,14 +108,14 @@ TEST_CASE("ctl events: a line per event type without null, filters, --json as th
     };
     wait_for(
         [&] {
-            return has_line(read_file(dir.file("text.out")), "web", "stopped") &&
+            return has_event_line(read_file(dir.file("text.out")), "web", "stopped") &&
                    read_file(dir.file("json.out")).find("\"web\"") != std::string::npos;
         },
         10s, "web's stop printed", shown);
     const std::string text_out = read_file(dir.file("text.out"));
     INFO(shown());
     for (const auto& [who, words] : expected) {
-        CHECK_MESSAGE(has_line(text_out, who, words), who << " " << words);
+        CHECK_MESSAGE(has_event_line(text_out, who, words), who << " " << words);
     }
     // Every line: a time, a padded subject ("limited" is the longest name), words, no null.
     const std::regex form("^\\d\\d:\\d\\d:\\d\\d\\.\\d\\d\\d [a-z]+ +[a-z].*$");
@@ -142,13 +142,13 @@ TEST_CASE("ctl events: a line per event type without null, filters, --json as th
     CHECK(compared >= 10);
 
     // --service crash --service quitter --type exited: only those.
-    wait_for([&] { return has_line(read_file(dir.file("filtered.out")), "quitter", "exited"); },
+    wait_for([&] { return has_event_line(read_file(dir.file("filtered.out")), "quitter", "exited"); },
              10s, "quitter's exit in the filtered view", shown);
     for (const auto& line : lines_of(read_file(dir.file("filtered.out")))) {
         CHECK_MESSAGE(std::regex_search(line, std::regex("^\\S+ (crash|quitter) +exited code ")),
                       line);
     }
-    CHECK(has_line(read_file(dir.file("filtered.out")), "crash", "exited code 1"));
+    CHECK(has_event_line(read_file(dir.file("filtered.out")), "crash", "exited code 1"));
 
     auto bad_type = run_ctl({"--socket", sock, "events", "--type", "exploded"});
     CHECK(bad_type.exit_code == 2);
@@ -163,8 +163,8 @@ TEST_CASE("ctl events: a line per event type without null, filters, --json as th
         CHECK(ctl->wait_exit(10s) == std::optional<int>(0));
     }
     const std::string end = read_file(dir.file("text.out"));
-    CHECK_MESSAGE(has_line(end, "g/", "failed"), end);
-    CHECK_MESSAGE(has_line(end, "pkitd", "escalated"), end);
+    CHECK_MESSAGE(has_event_line(end, "g/", "failed"), end);
+    CHECK_MESSAGE(has_event_line(end, "pkitd", "escalated"), end);
     for (const auto& line : lines_of(end)) {
         CHECK_MESSAGE(line.find("null") == std::string::npos, line);
     }

@@ -15,7 +15,7 @@ void talker(const TempDir& dir, const std::string& forward) {
                            forward + "\"\n");
 }
 
-bool has_line(const std::string& text, const std::string& line) {
+bool has_forwarded_line(const std::string& text, const std::string& line) {
     std::istringstream in(text);
     for (std::string l; std::getline(in, l);) {
         if (l == line) {
@@ -38,11 +38,11 @@ TEST_CASE("forward = prefix writes NAME | line to the matching stream of pkitd")
     talker(dir, "prefix");
     Daemon pkitd(dir);
     wait_done(pkitd);
-    wait_for([&] { return has_line(pkitd.out(), "svc | to-out"); }, 5s, "the stdout line",
+    wait_for([&] { return has_forwarded_line(pkitd.out(), "svc | to-out"); }, 5s, "the stdout line",
              [&] { return pkitd.out(); });
-    wait_for([&] { return has_line(pkitd.log(), "svc | to-err"); }, 5s, "the stderr line",
+    wait_for([&] { return has_forwarded_line(pkitd.log(), "svc | to-err"); }, 5s, "the stderr line",
              [&] { return pkitd.log(); });
-    CHECK_FALSE(has_line(pkitd.out(), "svc | to-err"));
+    CHECK_FALSE(has_forwarded_line(pkitd.out(), "svc | to-err"));
     CHECK(pkitd.stop() == 0);
 }
 
@@ -52,9 +52,9 @@ TEST_CASE("forward = raw writes the line alone and none writes nothing") {
         talker(dir, "raw");
         Daemon pkitd(dir);
         wait_done(pkitd);
-        wait_for([&] { return has_line(pkitd.out(), "to-out"); }, 5s, "the stdout line",
+        wait_for([&] { return has_forwarded_line(pkitd.out(), "to-out"); }, 5s, "the stdout line",
                  [&] { return pkitd.out(); });
-        wait_for([&] { return has_line(pkitd.log(), "to-err"); }, 5s, "the stderr line",
+        wait_for([&] { return has_forwarded_line(pkitd.log(), "to-err"); }, 5s, "the stderr line",
                  [&] { return pkitd.log(); });
         CHECK(pkitd.stop() == 0);
     }

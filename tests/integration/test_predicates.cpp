@@ -8,7 +8,7 @@ using namespace pkit::itest;
 
 namespace {
 
-bool starts_with(const json& value, const std::string& prefix) {
+bool line_starts_with(const json& value, const std::string& prefix) {
     return value.is_string() && value.get<std::string>().rfind(prefix, 0) == 0;
 }
 
@@ -89,7 +89,7 @@ TEST_CASE("predicate give_up_when launch_errors not_found gives up at once with 
     CHECK(s["stopped"] == "gave_up");
     CHECK(s["run"] == 1);
     CHECK(s["restarts"] == 0);
-    CHECK_MESSAGE(starts_with(s["last_launch_error"], "not_found: "), s.dump());
+    CHECK_MESSAGE(line_starts_with(s["last_launch_error"], "not_found: "), s.dump());
     CHECK(s["last_exit"].is_null());
     CHECK(pkitd.stop() == 0);
 }
@@ -113,7 +113,7 @@ TEST_CASE("predicate give_up_when: a launch failure it does not list is retried 
     std::vector<double> gaps;
     std::optional<double> previous;
     for (const auto& e : events.of_type("exited", "svc")) {
-        CHECK_MESSAGE(starts_with(e.value("launch_error", json()), "not_found"), e.dump());
+        CHECK_MESSAGE(line_starts_with(e.value("launch_error", json()), "not_found"), e.dump());
         const double at = e.at("at").get<double>();
         if (previous) {
             gaps.push_back(at - *previous);

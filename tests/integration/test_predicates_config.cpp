@@ -11,7 +11,7 @@ using namespace pkit::itest;
 
 namespace {
 
-std::vector<std::string> error_lines(const std::string& text) {
+std::vector<std::string> predicate_error_lines(const std::string& text) {
     static const std::regex k_error(R"(^.+:\d+:\d+: error: .+$)");
     std::vector<std::string> out;
     std::istringstream in(text);
@@ -60,7 +60,7 @@ TEST_CASE("predicate and storm check: each bad value alone is a positioned error
         const auto result = run_pkitd({"--check", "--config", dir.str()});
         INFO(bad.file << ":\n" << bad.toml << "output:\n" << result.all());
         CHECK(result.exit_code == 2);
-        const auto errors = error_lines(result.all());
+        const auto errors = predicate_error_lines(result.all());
         CHECK(errors.size() == 1);
         const std::string line =
             line_starting(errors, dir.str() + "/" + bad.file + ":" + bad.where + ": error: ");
@@ -81,7 +81,7 @@ TEST_CASE("predicate and storm check: every bad value of a tree is reported in o
     const auto result = run_pkitd({"--check", "--config", dir.str()});
     INFO("output:\n" << result.all());
     CHECK(result.exit_code == 2);
-    const auto errors = error_lines(result.all());
+    const auto errors = predicate_error_lines(result.all());
     CHECK(errors.size() == bad_inputs().size() + 1);
     for (const auto& bad : bad_inputs()) {
         CHECK_FALSE(line_starting(errors, dir.str() + "/" + bad.file + ":" + bad.where).empty());
@@ -90,5 +90,5 @@ TEST_CASE("predicate and storm check: every bad value of a tree is reported in o
 
     const auto cli = run_ctl({"check", dir.str()});
     CHECK(cli.exit_code == 2);
-    CHECK(error_lines(cli.all()).size() == errors.size());
+    CHECK(predicate_error_lines(cli.all()).size() == errors.size());
 }

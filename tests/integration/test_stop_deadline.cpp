@@ -9,7 +9,7 @@ using namespace pkit::itest;
 namespace {
 
 // A service that ignores SIGTERM, with a stop.timeout of `timeout`.
-void stubborn_service(const TempDir& dir, const std::string& timeout) {
+void stubborn_service_toml(const TempDir& dir, const std::string& timeout) {
     dir.service("slow", sh_command("trap '' TERM; touch " + dir.file("armed") + "; sleep 1000") +
                             "[stop]\ntimeout = " + toml_str(timeout) + "\n");
 }
@@ -18,7 +18,7 @@ void stubborn_service(const TempDir& dir, const std::string& timeout) {
 
 TEST_CASE("pkitctl stop of a service with stop.timeout 15s succeeds after about 15 s") {
     TempDir dir;
-    stubborn_service(dir, "15s");
+    stubborn_service_toml(dir, "15s");
     Daemon pkitd(dir);
     pkitd.wait_ready();
     Client client = pkitd.client();
@@ -40,7 +40,7 @@ TEST_CASE("pkitctl stop of a service with stop.timeout 15s succeeds after about 
 
 TEST_CASE("pkitctl stop --no-block returns before the service has stopped") {
     TempDir dir;
-    stubborn_service(dir, "3s");
+    stubborn_service_toml(dir, "3s");
     Daemon pkitd(dir);
     pkitd.wait_ready();
     Client client = pkitd.client();

@@ -86,7 +86,7 @@ std::string dump_env(const std::string& path) {
     return "env > " + path + ".tmp && mv " + path + ".tmp " + path;
 }
 
-bool mentions(const std::vector<std::string>& messages, const std::string& needle) {
+bool notify_mentions(const std::vector<std::string>& messages, const std::string& needle) {
     for (const auto& m : messages) {
         if (m.find(needle) != std::string::npos) {
             return true;
@@ -152,7 +152,7 @@ TEST_CASE("under a NOTIFY_SOCKET pkitd reports ready, status, reload and stoppin
     systemd.until("STOPPING=1");
     CHECK(daemon.wait_exit(15s) == 0);
     // No watchdog was asked for, so none was sent.
-    CHECK_FALSE(mentions(systemd.seen(), "WATCHDOG=1"));
+    CHECK_FALSE(notify_mentions(systemd.seen(), "WATCHDOG=1"));
 }
 
 TEST_CASE("with WATCHDOG_USEC pkitd pings the watchdog at half the period") {

@@ -12,7 +12,7 @@ namespace {
 
 // Group g of a and b (one_for_one, `max_restarts` restart events in 30 s), the
 // bystander `solo` in no group, and [root] max_restarts `root_max`.
-void write_tree(const TempDir& dir, int max_restarts, int root_max) {
+void write_failure_tree(const TempDir& dir, int max_restarts, int root_max) {
     dir.daemon_config("[root]\nmax_restarts = " + std::to_string(root_max) +
                       "\nwithin = \"60s\"\n[groups.g]\nmembers = [\"a\", \"b\"]\nmax_restarts = " +
                       std::to_string(max_restarts) + "\nwithin = \"30s\"\n");
@@ -36,7 +36,7 @@ void expect_escalated_exit(Daemon& pkitd) {
 
 TEST_CASE("group intensity exceeded emits group_failed and escalates to exit status 1") {
     TempDir dir;
-    write_tree(dir, 1, 0);
+    write_failure_tree(dir, 1, 0);
     Daemon pkitd(dir);
     pkitd.wait_ready();
     Client client = pkitd.client();
@@ -61,7 +61,7 @@ TEST_CASE("group intensity exceeded emits group_failed and escalates to exit sta
 
 TEST_CASE("group failure is restarted whole by the root, then escalated once exhausted") {
     TempDir dir;
-    write_tree(dir, 0, 1);
+    write_failure_tree(dir, 0, 1);
     Daemon pkitd(dir);
     pkitd.wait_ready();
     Client client = pkitd.client();
@@ -89,7 +89,7 @@ TEST_CASE("group failure is restarted whole by the root, then escalated once exh
 
 TEST_CASE("an escalate member that fails fails its group and escalates") {
     TempDir dir;
-    write_tree(dir, -1, 0);
+    write_failure_tree(dir, -1, 0);
     // A top-level key after a table belongs to that table: escalate comes first.
     dir.service("b", "escalate = true\n" + sh_command("exec sleep 1000") +
                          "[restart]\npolicy = \"never\"\n[stop]\ntimeout = \"1s\"\n");

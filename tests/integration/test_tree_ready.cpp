@@ -11,7 +11,7 @@ using namespace pkit::itest;
 namespace {
 
 // The index of the first event of `type` for `service`, or -1.
-int index_of(const std::vector<json>& events, const std::string& type, const std::string& service) {
+int event_index(const std::vector<json>& events, const std::string& type, const std::string& service) {
     for (std::size_t i = 0; i < events.size(); ++i) {
         if (is_event(events[i], type, service)) {
             return static_cast<int>(i);
@@ -47,15 +47,15 @@ TEST_CASE("group member order: b waits until a is ready, not just started") {
         REQUIRE(b["pid"].is_null());
         events.collect_until(Clock::now() + 50ms);
     }
-    REQUIRE(index_of(events.seen(), "started", "b") < 0);
+    REQUIRE(event_index(events.seen(), "started", "b") < 0);
 
     const double flagged = unix_now();
     write_file(flag, "");
     events.until([](const json& e) { return is_event(e, "started", "b"); }, 10s, "b starts");
     const auto& seen = events.seen();
     INFO("events: " << json(seen).dump());
-    const int ready_a = index_of(seen, "ready", "a");
-    const int started_b = index_of(seen, "started", "b");
+    const int ready_a = event_index(seen, "ready", "a");
+    const int started_b = event_index(seen, "started", "b");
     REQUIRE(ready_a >= 0);
     CHECK(ready_a < started_b);
     CHECK(seen[ready_a]["at"].get<double>() >= flagged);

@@ -11,7 +11,7 @@ using namespace pkit::itest;
 namespace {
 
 // The first whitespace-separated words of `line`.
-std::vector<std::string> words(const std::string& line, std::size_t n) {
+std::vector<std::string> first_words(const std::string& line, std::size_t n) {
     std::vector<std::string> out;
     std::istringstream in(line);
     for (std::string w; out.size() < n && in >> w;) {
@@ -43,17 +43,17 @@ TEST_CASE("status shows each service's group, the GROUP column and the group tre
     REQUIRE_MESSAGE(table.exit_code == 0, table.all());
     std::vector<std::string> rows = lines_of(table.out);
     REQUIRE_MESSAGE(rows.size() == 4, table.out);
-    CHECK(words(rows[0], 3) == std::vector<std::string>{"NAME", "GROUP", "STATE"});
+    CHECK(first_words(rows[0], 3) == std::vector<std::string>{"NAME", "GROUP", "STATE"});
     // Start order: db before api (member order), web in name order among the rest.
-    CHECK(words(rows[1], 3) == std::vector<std::string>{"db", "backend", "running"});
-    CHECK(words(rows[2], 3) == std::vector<std::string>{"api", "backend", "running"});
-    CHECK(words(rows[3], 3) == std::vector<std::string>{"web", "-", "running"});
+    CHECK(first_words(rows[1], 3) == std::vector<std::string>{"db", "backend", "running"});
+    CHECK(first_words(rows[2], 3) == std::vector<std::string>{"api", "backend", "running"});
+    CHECK(first_words(rows[3], 3) == std::vector<std::string>{"web", "-", "running"});
 
     CommandResult tree = run_ctl({"--socket", pkitd.socket(), "status", "--tree"});
     REQUIRE_MESSAGE(tree.exit_code == 0, tree.all());
     std::vector<std::string> drawn = lines_of(tree.out);
     REQUIRE_MESSAGE(drawn.size() == 5, tree.out);
-    CHECK(words(drawn[0], 2) == std::vector<std::string>{"NAME", "STATE"});
+    CHECK(first_words(drawn[0], 2) == std::vector<std::string>{"NAME", "STATE"});
     CHECK(drawn[1].starts_with("backend"));
     CHECK_MESSAGE(drawn[2].starts_with("  db "), tree.out);
     CHECK_MESSAGE(drawn[3].starts_with("  api "), tree.out);
@@ -71,6 +71,6 @@ TEST_CASE("status has no GROUP column when no group is defined") {
     CommandResult table = run_ctl({"--socket", pkitd.socket(), "status"});
     REQUIRE_MESSAGE(table.exit_code == 0, table.all());
     CHECK(table.out.find("GROUP") == std::string::npos);
-    CHECK(words(lines_of(table.out).at(0), 2) == std::vector<std::string>{"NAME", "STATE"});
+    CHECK(first_words(lines_of(table.out).at(0), 2) == std::vector<std::string>{"NAME", "STATE"});
     CHECK(pkitd.stop() == 0);
 }
