@@ -34,7 +34,7 @@ Sources Endpoint::sources() {
         input.orphans_reaped = daemon.orphans_reaped();
         input.resources =
             read_group_resources(run_groups(sup, sup.start_order()), daemon.proc_stats());
-        return render_metrics(input);
+        return snapshot_metrics(input);
     };
     return sources;
 }
@@ -74,6 +74,9 @@ void Endpoint::apply(const config::HttpSpec& spec) {
         m_resolving->owner = nullptr;
         (void)uv_cancel(reinterpret_cast<uv_req_t*>(&m_resolving->req));
         m_resolving = nullptr;
+    }
+    if (m_server) {
+        m_server->metrics().invalidate();  // the services may have changed
     }
     if (m_server && spec.listen && m_server->listen() == *spec.listen) {
         return;  // unchanged: the listener and its connections stay
