@@ -281,6 +281,7 @@ int main(int argc, char** argv) {
         return 0;
     }
     const long rss_before = rss_kb(pkitd.pid());
+    const double cpu_before = cpu_seconds(pkitd.pid());
 
     std::atomic<bool> stop{false};
     Attacker attacker;
@@ -327,6 +328,7 @@ int main(int argc, char** argv) {
     status_thread.join();
 
     const long rss_end = rss_kb(pkitd.pid());
+    const double cpu = cpu_seconds(pkitd.pid()) - cpu_before;
     print_row("/healthz from a fresh connection (1 s timeout)",
               format_number(percentile(probe, 0.99) * 1e3, 2), "ms p99",
               attack == "pipelined" ? "<= 100 ms" : "no timeout",
@@ -345,6 +347,8 @@ int main(int argc, char** argv) {
               "before " + format_number(rss_before / 1024.0, 1) + ", after " +
                   format_number(rss_end / 1024.0, 1) + " MiB",
               rss_max <= 64 * 1024 ? "meets" : "misses");
+    print_note("pkitd CPU during the attack: " + format_number(cpu, 2) + " s of " +
+               format_number(seconds, 0) + " s (" + format_number(100 * cpu / seconds, 1) + " %)");
     print_note("connections closed by pkitd: " + std::to_string(attacker.closed_by_pkitd) +
                (attack == "scrapers" ? ", scrapes completed: " + std::to_string(attacker.scrapes)
                                      : std::string()));

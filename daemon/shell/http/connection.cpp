@@ -85,13 +85,14 @@ Eviction Connection::evictable() const {
     if (m_accepted_ms == uv_now(m_loop)) {
         return Eviction::mid_reply;
     }
+    return Eviction::idle;
+}
+
+bool Connection::request_waiting() const {
     int waiting = 0;
     int fd = -1;
-    if (uv_fileno(m_tcp.as_handle(), &fd) == 0 && ::ioctl(fd, FIONREAD, &waiting) == 0 &&
-        waiting > 0) {
-        return Eviction::mid_reply;  // its request is here: read it first
-    }
-    return Eviction::idle;
+    return uv_fileno(m_tcp.as_handle(), &fd) == 0 && ::ioctl(fd, FIONREAD, &waiting) == 0 &&
+           waiting > 0;
 }
 
 std::uint64_t Connection::since() const {

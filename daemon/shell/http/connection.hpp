@@ -31,6 +31,10 @@ inline constexpr std::uint64_t k_idle_ms = 10'000;
 inline constexpr std::uint64_t k_head_ms = 5'000;
 inline constexpr std::size_t k_max_unsent_bytes = 1024 * 1024;
 inline constexpr std::uint64_t k_stall_ms = 10'000;
+// The kernel's send buffer of a connection (SO_SNDBUF; Linux doubles it). Unbounded,
+// loopback autotuning lets a client that never reads take megabytes of kernel memory
+// (charged to pkitd's cgroup), and pkitd copies them in one turn of the loop.
+inline constexpr int k_send_buffer_bytes = 256 * 1024;
 // After the last response of a closing connection: how long unread bytes are drained
 // so that the client reads the response before the close (no reset that loses it).
 inline constexpr std::uint64_t k_linger_ms = 2'000;
@@ -51,13 +55,16 @@ public:
     Connection& operator=(const Connection&) = delete;
 
     uv_stream_t* stream() const { return m_tcp.as_stream(); }
+    uv_handle_t* handle() const { return m_tcp.as_handle(); }
     // After uv_accept: starts reading and the idle timer.
     void start();
 
     // Whether the Server may evict it. A connection accepted in this millisecond of
-    // the loop, or with bytes waiting in its socket, is not idle yet: its request may
-    // be on its way.
+    // the loop is not idle yet: its request may be on its way.
     Eviction evictable() const;
+    // Bytes wait in its socket, unread: an idle connection whose request has come
+    // (one ioctl, so the Server asks only of the one it would evict).
+    bool request_waiting() const;
     // Loop time (ms) since when it has been in its evictable() class; the oldest
     // goes first.
     std::uint64_t since() const;

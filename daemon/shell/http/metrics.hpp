@@ -3,7 +3,9 @@
 // are part of the contract. Rendered on request from the core's records, so counters
 // reset exactly when the status counters do (a reload or `start` making them fresh).
 
+#include <sys/types.h>
 #include <cstddef>
+
 #include <cstdint>
 #include <optional>
 #include <string>
@@ -51,6 +53,9 @@ struct MetricsSnapshot {
     std::uint64_t orphans_reaped = 0;
     double storm_pauses = 0;
     std::vector<MetricsRow> rows;  // in start order
+    // Each row's run's process group (0: no run), when its resources are still to be
+    // read (MetricsCache reads them off the loop); empty when `rows` have them.
+    std::vector<pid_t> groups;
 };
 
 MetricsSnapshot snapshot_metrics(const MetricsInput& input);

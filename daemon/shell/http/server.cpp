@@ -121,22 +121,29 @@ void Server::on_connection(int status) {
 }
 
 Connection* Server::victim() const {
-    Connection* best = nullptr;
-    auto best_class = Eviction::mid_reply;
-    std::uint64_t best_since = 0;
+    struct Candidate {
+        Eviction eviction;
+        std::uint64_t since;
+        Connection* connection;
+    };
+    std::vector<Candidate> candidates;
+    candidates.reserve(m_connections.size());
     for (const auto& connection : m_connections) {
         Eviction e = connection->evictable();
-        if (e == Eviction::mid_reply) {
-            continue;
-        }
-        std::uint64_t since = connection->since();
-        if (best == nullptr || e < best_class || (e == best_class && since < best_since)) {
-            best = connection.get();
-            best_class = e;
-            best_since = since;
+        if (e != Eviction::mid_reply) {
+            candidates.push_back({e, connection->since(), connection.get()});
         }
     }
-    return best;
+    // Stable: of two alike since the same millisecond, the one accepted first goes.
+    std::ranges::stable_sort(candidates, [](const Candidate& a, const Candidate& b) {
+        return std::pair(a.eviction, a.since) < std::pair(b.eviction, b.since);
+    });
+    for (const Candidate& c : candidates) {
+        if (c.eviction != Eviction::idle || !c.connection->request_waiting()) {
+            return c.connection;
+        }
+    }
+    return nullptr;
 }
 
 void Server::accept_one() {
@@ -162,6 +169,8 @@ void Server::accept_one() {
         if (rc != 0) {
             return;
         }
+        int send_buffer = k_send_buffer_bytes;
+        (void)uv_send_buffer_size(connection->handle(), &send_buffer);
         m_connections.push_back(std::move(connection));
         m_connections.back()->start();
     } catch (...) {
