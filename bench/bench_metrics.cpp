@@ -27,19 +27,6 @@ namespace {
 
 using namespace pkit::bench;
 
-// A TCP port on 127.0.0.1 that was free a moment ago.
-int free_port() {
-    int fd = ::socket(AF_INET, SOCK_STREAM | SOCK_CLOEXEC, 0);
-    sockaddr_in addr{};
-    addr.sin_family = AF_INET;
-    addr.sin_addr.s_addr = htonl(INADDR_LOOPBACK);
-    socklen_t len = sizeof addr;
-    ::bind(fd, reinterpret_cast<sockaddr*>(&addr), sizeof addr);
-    ::getsockname(fd, reinterpret_cast<sockaddr*>(&addr), &len);
-    ::close(fd);
-    return ntohs(addr.sin_port);
-}
-
 // Nanoseconds the thread `pid` (pkitd's loop thread) has run; -1 when unreadable.
 long long run_nanoseconds(pid_t pid) {
     std::string text =
