@@ -11,8 +11,11 @@
 // same tree at the same time, and the rounds alternate between the two, so both see
 // the same machine and the same /proc.
 //
+// pkitd serves a finished exposition again for 1 s (pkitd(8)): --spacing 1.1 waits
+// that out between scrapes, so that each one measures a render.
+//
 //   bench_metrics --pkitd PATH [--baseline PATH] [--services 1000] [--rounds 5]
-//                 [--scrapes 20]
+//                 [--scrapes 20] [--spacing 0]
 
 #include <arpa/inet.h>
 #include <netinet/in.h>
@@ -23,19 +26,6 @@
 namespace {
 
 using namespace pkit::bench;
-
-// A TCP port on 127.0.0.1 that was free a moment ago.
-int free_port() {
-    int fd = ::socket(AF_INET, SOCK_STREAM | SOCK_CLOEXEC, 0);
-    sockaddr_in addr{};
-    addr.sin_family = AF_INET;
-    addr.sin_addr.s_addr = htonl(INADDR_LOOPBACK);
-    socklen_t len = sizeof addr;
-    ::bind(fd, reinterpret_cast<sockaddr*>(&addr), sizeof addr);
-    ::getsockname(fd, reinterpret_cast<sockaddr*>(&addr), &len);
-    ::close(fd);
-    return ntohs(addr.sin_port);
-}
 
 // Nanoseconds the thread `pid` (pkitd's loop thread) has run; -1 when unreadable.
 long long run_nanoseconds(pid_t pid) {
@@ -104,11 +94,14 @@ bool start(Subject& s, std::size_t services) {
     return wait_running(*s.pkitd, client, services, 120.0).has_value();
 }
 
-void round(Subject& s, int scrapes, std::size_t services) {
+void round(Subject& s, int scrapes, std::size_t services, double spacing) {
     pid_t pid = s.pkitd->pid();
     double ticks_before = cpu_seconds(pid);
     int done = 0;
     for (int i = 0; i < scrapes; ++i) {
+        if (spacing > 0) {
+            sleep_seconds(spacing);
+        }
         long long before = run_nanoseconds(pid);
         double begin = mono_seconds();
         std::string response = scrape(s.port, 10.0);
@@ -159,6 +152,7 @@ int main(int argc, char** argv) {
     auto services = static_cast<std::size_t>(arg_number(argc, argv, "--services", 1000));
     int rounds = static_cast<int>(arg_number(argc, argv, "--rounds", 5));
     int scrapes = static_cast<int>(arg_number(argc, argv, "--scrapes", 20));
+    double spacing = arg_number(argc, argv, "--spacing", 0);
     if (services == 0) {
         services = 1;
     }
@@ -175,6 +169,7 @@ int main(int argc, char** argv) {
     }
     print_header("/metrics scrape, " + std::to_string(services) + " `sleep 1000` services, " +
                  std::to_string(rounds) + " rounds of " + std::to_string(scrapes) + " scrapes" +
+                 (spacing > 0 ? " " + format_number(spacing, 1) + " s apart" : "") +
                  (baseline.empty() ? "" : ", alternating with the baseline"));
     for (auto& s : subjects) {
         if (!start(*s, services)) {
@@ -184,7 +179,7 @@ int main(int argc, char** argv) {
     }
     for (int r = 0; r < rounds; ++r) {
         for (auto& s : subjects) {
-            round(*s, scrapes, services);
+            round(*s, scrapes, services, spacing);
         }
     }
     for (auto& s : subjects) {

@@ -7,8 +7,10 @@
 // its services inherit it, so that Pkitd's destructor can kill whatever survives pkitd,
 // whatever session it moved to.
 
+#include <arpa/inet.h>
 #include <dirent.h>
 #include <fcntl.h>
+#include <netinet/in.h>
 #include <poll.h>
 #include <signal.h>
 #include <sys/socket.h>
@@ -152,6 +154,19 @@ public:
 private:
     std::string m_path;
 };
+
+// A TCP port on 127.0.0.1 that was free a moment ago (for a pkitd's [http] listen).
+inline int free_port() {
+    int fd = ::socket(AF_INET, SOCK_STREAM | SOCK_CLOEXEC, 0);
+    sockaddr_in addr{};
+    addr.sin_family = AF_INET;
+    addr.sin_addr.s_addr = htonl(INADDR_LOOPBACK);
+    socklen_t len = sizeof addr;
+    ::bind(fd, reinterpret_cast<sockaddr*>(&addr), sizeof addr);
+    ::getsockname(fd, reinterpret_cast<sockaddr*>(&addr), &len);
+    ::close(fd);
+    return ntohs(addr.sin_port);
+}
 
 // The number of a service in a tree of many: zero-padded so that name order is
 // numeric order.

@@ -10,7 +10,6 @@
 #include "daemon/shell/control/health_view.hpp"
 #include "daemon/shell/daemon.hpp"
 #include "daemon/shell/http/metrics.hpp"
-#include "daemon/shell/io/resources.hpp"
 #include "proto/version.hpp"
 
 namespace pkit::shell::http {
@@ -32,9 +31,10 @@ Sources Endpoint::sources() {
         input.start_time = now.wall - daemon.uptime();
         input.ready = health_result(sup, now).ready;
         input.orphans_reaped = daemon.orphans_reaped();
-        input.resources =
-            read_group_resources(run_groups(sup, sup.start_order()), daemon.proc_stats());
-        return render_metrics(input);
+        MetricsSnapshot snapshot = snapshot_metrics(input);
+        // The /proc pass is left to the MetricsCache, which makes it off the loop.
+        snapshot.groups = run_groups(sup, sup.start_order());
+        return snapshot;
     };
     return sources;
 }
@@ -74,6 +74,9 @@ void Endpoint::apply(const config::HttpSpec& spec) {
         m_resolving->owner = nullptr;
         (void)uv_cancel(reinterpret_cast<uv_req_t*>(&m_resolving->req));
         m_resolving = nullptr;
+    }
+    if (m_server) {
+        m_server->metrics().invalidate();  // the services may have changed
     }
     if (m_server && spec.listen && m_server->listen() == *spec.listen) {
         return;  // unchanged: the listener and its connections stay

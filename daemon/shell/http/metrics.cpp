@@ -88,130 +88,172 @@ std::string escape_label(std::string_view value) {
     return out;
 }
 
-std::string render_metrics(const MetricsInput& input) {
+MetricsSnapshot snapshot_metrics(const MetricsInput& input) {
     const core::Supervisor& sup = *input.supervisor;
     const std::vector<std::size_t>& order = sup.start_order();
-    std::string out;
-    out.reserve(2048 + order.size() * 1600);
-
-    family(out, "pkit_build_info", "gauge", "pkitd's version; always 1.");
-    out += "pkit_build_info{version=\"";
-    append_escaped(out, input.version);
-    out += "\"} 1\n";
-    family(out, "pkit_start_time_seconds", "gauge", "When pkitd started, in unix seconds.");
-    out += "pkit_start_time_seconds ";
-    append_number(out, input.start_time);
-    family(out.append("\n"), "pkit_ready", "gauge", "1 when pkitd is ready (SPEC section 11).");
-    out += input.ready ? "pkit_ready 1\n" : "pkit_ready 0\n";
-    family(out, "pkit_orphans_reaped_total", "counter",
-           "Processes pkitd reaped that were none of its runs.");
-    out += "pkit_orphans_reaped_total ";
-    append_number(out, static_cast<double>(input.orphans_reaped));
-    family(out.append("\n"), "pkit_storm_pauses_total", "counter",
-           "Pauses of the daemon-wide storm guard.");
-    out += "pkit_storm_pauses_total ";
-    append_number(out, sup.daemon_storm_pauses());
-    out += '\n';
-
-    std::vector<std::string> labels;  // each service's, in start order
-    labels.reserve(order.size());
-    for (std::size_t i : order) {
-        labels.push_back(service_labels(sup.service(i)));
-    }
-    std::array<std::string, k_states.size()> state_labels;
-    for (std::size_t j = 0; j < k_states.size(); ++j) {
-        state_labels[j] = "state=\"" + std::string(core::to_string(k_states[j])) + "\"";
-    }
-
-    family(out, "pkit_service_state", "gauge", "1 for the service's current state, else 0.");
+    MetricsSnapshot snap;
+    snap.version = input.version;
+    snap.start_time = input.start_time;
+    snap.ready = input.ready;
+    snap.orphans_reaped = input.orphans_reaped;
+    snap.storm_pauses = static_cast<double>(sup.daemon_storm_pauses());
+    snap.rows.resize(order.size());
     for (std::size_t k = 0; k < order.size(); ++k) {
         const core::Service& s = sup.service(order[k]);
-        for (std::size_t j = 0; j < k_states.size(); ++j) {
-            service_sample(out, "pkit_service_state", labels[k], s.state() == k_states[j] ? 1 : 0,
-                           state_labels[j]);
+        MetricsRow& row = snap.rows[k];
+        row.labels = service_labels(s);
+        row.state = s.state();
+        row.ready = s.state() == core::State::running && s.ready();
+        if (auto health = s.health()) {
+            row.healthy = *health == core::HealthStatus::healthy;
+        }
+        row.runs = static_cast<double>(s.run());
+        row.restarts = static_cast<double>(s.restarts());
+        row.crashes = static_cast<double>(s.crashes_counted());
+        row.liveness_kills = static_cast<double>(s.liveness_kills());
+        row.storm_pauses = static_cast<double>(s.storm_pauses());
+        if (s.last_exit() && s.last_exit()->code) {
+            row.last_exit_code = *s.last_exit()->code;
+        }
+        if (s.run() > 0) {
+            row.start_time = s.started_wall();
+        }
+        if (k < input.resources.size()) {
+            row.resources = input.resources[k];
         }
     }
+    return snap;
+}
 
-    auto per_service = [&](std::string_view name, std::string_view type, std::string_view help,
-                           const auto& value) {
-        family(out, name, type, help);
-        for (std::size_t k = 0; k < order.size(); ++k) {
-            const core::Service& s = sup.service(order[k]);
-            if (std::optional<double> v = value(k, s)) {
-                service_sample(out, name, labels[k], *v);
-            }
+namespace {
+
+// The per-service families after pkit_service_state, in the contract's order.
+struct Family {
+    std::string_view name;
+    std::string_view type;
+    std::string_view help;
+    std::optional<double> (*value)(const MetricsRow&);
+};
+
+constexpr std::array k_families{
+    Family{"pkit_service_ready", "gauge", "1 when the service's run is ready.",
+           [](const MetricsRow& r) -> std::optional<double> { return r.ready ? 1 : 0; }},
+    Family{"pkit_service_healthy", "gauge",
+           "1 healthy, 0 unhealthy or unknown; services with a liveness probe only.",
+           [](const MetricsRow& r) -> std::optional<double> {
+               if (r.healthy) {
+                   return *r.healthy ? 1 : 0;
+               }
+               return std::nullopt;
+           }},
+    Family{"pkit_service_runs_total", "counter", "Runs started over pkitd's life.",
+           [](const MetricsRow& r) -> std::optional<double> { return r.runs; }},
+    Family{"pkit_service_restarts_total", "counter", "Automatic restarts.",
+           [](const MetricsRow& r) -> std::optional<double> { return r.restarts; }},
+    Family{"pkit_service_crashes_total", "counter", "Crashed runs.",
+           [](const MetricsRow& r) -> std::optional<double> { return r.crashes; }},
+    Family{"pkit_service_liveness_kills_total", "counter",
+           "Runs stopped by failed liveness probes.",
+           [](const MetricsRow& r) -> std::optional<double> { return r.liveness_kills; }},
+    Family{"pkit_service_storm_pauses_total", "counter", "Pauses of the service's own storm guard.",
+           [](const MetricsRow& r) -> std::optional<double> { return r.storm_pauses; }},
+    Family{"pkit_service_last_exit_code", "gauge",
+           "Exit code of the latest completed run, while it had one.",
+           [](const MetricsRow& r) { return r.last_exit_code; }},
+    Family{"pkit_service_start_time_seconds", "gauge",
+           "When the latest run started, in unix seconds.",
+           [](const MetricsRow& r) { return r.start_time; }},
+    Family{"pkit_service_processes", "gauge", "Live processes of the current run.",
+           [](const MetricsRow& r) -> std::optional<double> { return r.resources.processes; }},
+    Family{"pkit_service_cpu_seconds_total", "counter",
+           "User and system CPU seconds of the current run's processes and what they "
+           "reaped; resets with each run.",
+           [](const MetricsRow& r) -> std::optional<double> { return r.resources.cpu_seconds; }},
+    Family{"pkit_service_resident_memory_bytes", "gauge",
+           "Resident memory of the current run's processes.",
+           [](const MetricsRow& r) -> std::optional<double> {
+               return static_cast<double>(r.resources.rss_bytes);
+           }},
+};
+
+// `state="..."` of each state, in k_states' order.
+const std::array<std::string, k_states.size()>& state_labels() {
+    static const auto labels = [] {
+        std::array<std::string, k_states.size()> out;
+        for (std::size_t j = 0; j < k_states.size(); ++j) {
+            out[j] = "state=\"" + std::string(core::to_string(k_states[j])) + "\"";
         }
-    };
-    const proto::Resources none{};
-    auto resources = [&](std::size_t k) -> const proto::Resources& {
-        return k < input.resources.size() ? input.resources[k] : none;
-    };
+        return out;
+    }();
+    return labels;
+}
 
-    per_service("pkit_service_ready", "gauge", "1 when the service's run is ready.",
-                [](std::size_t, const core::Service& s) -> std::optional<double> {
-                    return s.state() == core::State::running && s.ready() ? 1 : 0;
-                });
-    per_service("pkit_service_healthy", "gauge",
-                "1 healthy, 0 unhealthy or unknown; services with a liveness probe only.",
-                [](std::size_t, const core::Service& s) -> std::optional<double> {
-                    if (auto health = s.health()) {
-                        return *health == core::HealthStatus::healthy ? 1 : 0;
-                    }
-                    return std::nullopt;
-                });
-    per_service("pkit_service_runs_total", "counter", "Runs started over pkitd's life.",
-                [](std::size_t, const core::Service& s) -> std::optional<double> {
-                    return static_cast<double>(s.run());
-                });
-    per_service(
-        "pkit_service_restarts_total", "counter", "Automatic restarts.",
-        [](std::size_t, const core::Service& s) -> std::optional<double> { return s.restarts(); });
-    per_service("pkit_service_crashes_total", "counter", "Crashed runs.",
-                [](std::size_t, const core::Service& s) -> std::optional<double> {
-                    return static_cast<double>(s.crashes_counted());
-                });
-    per_service("pkit_service_liveness_kills_total", "counter",
-                "Runs stopped by failed liveness probes.",
-                [](std::size_t, const core::Service& s) -> std::optional<double> {
-                    return s.liveness_kills();
-                });
-    per_service("pkit_service_storm_pauses_total", "counter",
-                "Pauses of the service's own storm guard.",
-                [](std::size_t, const core::Service& s) -> std::optional<double> {
-                    return s.storm_pauses();
-                });
-    per_service("pkit_service_last_exit_code", "gauge",
-                "Exit code of the latest completed run, while it had one.",
-                [](std::size_t, const core::Service& s) -> std::optional<double> {
-                    if (s.last_exit() && s.last_exit()->code) {
-                        return *s.last_exit()->code;
-                    }
-                    return std::nullopt;
-                });
-    per_service("pkit_service_start_time_seconds", "gauge",
-                "When the latest run started, in unix seconds.",
-                [](std::size_t, const core::Service& s) -> std::optional<double> {
-                    if (s.run() > 0) {
-                        return s.started_wall();
-                    }
-                    return std::nullopt;
-                });
-    per_service("pkit_service_processes", "gauge", "Live processes of the current run.",
-                [&](std::size_t k, const core::Service&) -> std::optional<double> {
-                    return resources(k).processes;
-                });
-    per_service("pkit_service_cpu_seconds_total", "counter",
-                "User and system CPU seconds of the current run's processes and what they "
-                "reaped; resets with each run.",
-                [&](std::size_t k, const core::Service&) -> std::optional<double> {
-                    return resources(k).cpu_seconds;
-                });
-    per_service("pkit_service_resident_memory_bytes", "gauge",
-                "Resident memory of the current run's processes.",
-                [&](std::size_t k, const core::Service&) -> std::optional<double> {
-                    return static_cast<double>(resources(k).rss_bytes);
-                });
-    return out;
+}  // namespace
+
+MetricsRender::MetricsRender(MetricsSnapshot snapshot) : m_snapshot(std::move(snapshot)) {}
+
+bool MetricsRender::step(std::size_t samples) {
+    const MetricsSnapshot& snap = m_snapshot;
+    std::string& out = m_out;
+    if (!m_started) {
+        m_started = true;
+        out.reserve(2048 + snap.rows.size() * 1600);
+        family(out, "pkit_build_info", "gauge", "pkitd's version; always 1.");
+        out += "pkit_build_info{version=\"";
+        append_escaped(out, snap.version);
+        out += "\"} 1\n";
+        family(out, "pkit_start_time_seconds", "gauge", "When pkitd started, in unix seconds.");
+        out += "pkit_start_time_seconds ";
+        append_number(out, snap.start_time);
+        family(out.append("\n"), "pkit_ready", "gauge", "1 when pkitd is ready (SPEC section 11).");
+        out += snap.ready ? "pkit_ready 1\n" : "pkit_ready 0\n";
+        family(out, "pkit_orphans_reaped_total", "counter",
+               "Processes pkitd reaped that were none of its runs.");
+        out += "pkit_orphans_reaped_total ";
+        append_number(out, static_cast<double>(snap.orphans_reaped));
+        family(out.append("\n"), "pkit_storm_pauses_total", "counter",
+               "Pauses of the daemon-wide storm guard.");
+        out += "pkit_storm_pauses_total ";
+        append_number(out, snap.storm_pauses);
+        out += '\n';
+        family(out, "pkit_service_state", "gauge", "1 for the service's current state, else 0.");
+    }
+    // Family 0 is pkit_service_state (nine samples a row); family f > 0 is
+    // k_families[f - 1].
+    std::size_t done = 0;
+    while (m_family <= k_families.size() && done < samples) {
+        if (m_row == snap.rows.size()) {
+            m_row = 0;
+            ++m_family;
+            if (m_family <= k_families.size()) {
+                const Family& f = k_families[m_family - 1];
+                family(out, f.name, f.type, f.help);
+            }
+            continue;
+        }
+        const MetricsRow& row = snap.rows[m_row++];
+        if (m_family == 0) {
+            for (std::size_t j = 0; j < k_states.size(); ++j) {
+                service_sample(out, "pkit_service_state", row.labels,
+                               row.state == k_states[j] ? 1 : 0, state_labels()[j]);
+            }
+            done += k_states.size();
+        } else {
+            const Family& f = k_families[m_family - 1];
+            if (std::optional<double> v = f.value(row)) {
+                service_sample(out, f.name, row.labels, *v);
+            }
+            ++done;
+        }
+    }
+    return m_family > k_families.size();
+}
+
+std::string render_metrics(const MetricsInput& input) {
+    MetricsRender render(snapshot_metrics(input));
+    while (!render.step(SIZE_MAX)) {
+    }
+    return render.take();
 }
 
 }  // namespace pkit::shell::http

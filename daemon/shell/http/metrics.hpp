@@ -3,7 +3,11 @@
 // are part of the contract. Rendered on request from the core's records, so counters
 // reset exactly when the status counters do (a reload or `start` making them fresh).
 
+#include <sys/types.h>
+#include <cstddef>
+
 #include <cstdint>
+#include <optional>
 #include <string>
 #include <string_view>
 #include <vector>
@@ -28,6 +32,54 @@ struct MetricsInput {
     std::vector<proto::Resources> resources;
 };
 
+// One service's values for a scrape, copied out of the core so that a render may span
+// several turns of the loop while the services change (or a reload replaces them).
+struct MetricsRow {
+    std::string labels;  // `{service="..",group=".."`, escaped, without the closing brace
+    core::State state = core::State::waiting;
+    bool ready = false;
+    std::optional<bool> healthy;  // services with a liveness probe only
+    double runs = 0, restarts = 0, crashes = 0, liveness_kills = 0, storm_pauses = 0;
+    std::optional<double> last_exit_code;
+    std::optional<double> start_time;
+    proto::Resources resources;
+};
+
+// Everything a scrape shows, taken at one moment: cheap next to rendering it.
+struct MetricsSnapshot {
+    std::string version;
+    double start_time = 0;
+    bool ready = false;
+    std::uint64_t orphans_reaped = 0;
+    double storm_pauses = 0;
+    std::vector<MetricsRow> rows;  // in start order
+    // Each row's run's process group (0: no run), when its resources are still to be
+    // read (MetricsCache reads them off the loop); empty when `rows` have them.
+    std::vector<pid_t> groups;
+};
+
+MetricsSnapshot snapshot_metrics(const MetricsInput& input);
+
+// The exposition of a snapshot, rendered a slice at a time: step() renders at most
+// `samples` more per-service samples, so the caller decides how long each slice holds
+// the loop. The cost is linear in the number of services.
+class MetricsRender {
+public:
+    explicit MetricsRender(MetricsSnapshot snapshot);
+    // Renders up to `samples` more samples; true once the exposition is complete.
+    bool step(std::size_t samples);
+    // The exposition, once step() returned true; leaves the render empty.
+    std::string take() { return std::move(m_out); }
+
+private:
+    MetricsSnapshot m_snapshot;
+    std::string m_out;
+    std::size_t m_family = 0;  // the per-service family being rendered
+    std::size_t m_row = 0;     // the next row of that family
+    bool m_started = false;
+};
+
+// The whole exposition at once (snapshot and every step).
 std::string render_metrics(const MetricsInput& input);
 
 // A label value escaped for the exposition format: \ " and newline.

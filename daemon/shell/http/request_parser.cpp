@@ -18,7 +18,8 @@ struct RequestParser::Impl {
     bool message_done = false;  // set by on_message_complete, consumed by feed
     bool started = false;       // a message has begun and not completed
     bool body_too_large = false;
-    bool finished = false;  // an upgrade or CONNECT: nothing more is read
+    bool finished = false;       // an upgrade or CONNECT: nothing more is read
+    bool space_in_name = false;  // whitespace before a header's colon
     std::optional<ParseError> error;
 };
 
@@ -55,6 +56,16 @@ int on_message_begin(http_parser* p) {
 
 int on_url(http_parser* p, const char* at, std::size_t length) {
     impl_of(p).url.append(at, length);
+    return 0;
+}
+
+// http-parser (not built strict) takes a space before the colon as part of the name;
+// RFC 9112 section 5.1 requires a 400 for it (a request smuggling vector).
+int on_header_field(http_parser* p, const char* at, std::size_t length) {
+    if (std::string_view(at, length).find_first_of(" \t") != std::string_view::npos) {
+        impl_of(p).space_in_name = true;
+        return 1;
+    }
     return 0;
 }
 
@@ -96,6 +107,7 @@ RequestParser::RequestParser() : m_impl(std::make_unique<Impl>()) {
     http_parser_settings_init(&m_impl->settings);
     m_impl->settings.on_message_begin = on_message_begin;
     m_impl->settings.on_url = on_url;
+    m_impl->settings.on_header_field = on_header_field;
     m_impl->settings.on_headers_complete = on_headers_complete;
     m_impl->settings.on_body = on_body;
     m_impl->settings.on_message_complete = on_message_complete;
@@ -103,9 +115,12 @@ RequestParser::RequestParser() : m_impl(std::make_unique<Impl>()) {
 
 RequestParser::~RequestParser() = default;
 
-std::optional<ParseError> RequestParser::feed(std::string_view bytes, std::vector<Request>& out) {
+std::optional<ParseError> RequestParser::feed(std::string_view bytes, std::vector<Request>& out,
+                                              std::size_t max_requests) {
     Impl& impl = *m_impl;
-    while (!bytes.empty() && !impl.error && !impl.finished) {
+    const std::size_t size = bytes.size();
+    std::size_t completed = 0;
+    while (!bytes.empty() && !impl.error && !impl.finished && completed < max_requests) {
         // Within a head, never hand the parser more than one byte past the limit: an
         // oversized head is refused as soon as it is, whatever the chunk size.
         std::size_t chunk = bytes.size();
@@ -123,6 +138,9 @@ std::optional<ParseError> RequestParser::feed(std::string_view bytes, std::vecto
         } else if (error == HPE_HEADER_OVERFLOW) {
             impl.error = ParseError{431, "request header fields too large"};
             break;
+        } else if (error == HPE_CB_header_field && impl.space_in_name) {
+            impl.error = ParseError{400, "malformed request: whitespace before a header's colon"};
+            break;
         } else if (error == HPE_CB_body && impl.body_too_large) {
             impl.error = ParseError{413, "request body too large"};
             break;
@@ -135,6 +153,10 @@ std::optional<ParseError> RequestParser::feed(std::string_view bytes, std::vecto
             impl.head_done = false;
             if (impl.head_bytes > k_max_head_bytes) {
                 impl.error = ParseError{431, "request header fields too large"};
+                break;
+            }
+            if (impl.current.version_major != 1 || impl.current.version_minor > 1) {
+                impl.error = ParseError{505, "HTTP version not supported: HTTP/1.0 and 1.1 only"};
                 break;
             }
             impl.in_body = true;
@@ -153,11 +175,13 @@ std::optional<ParseError> RequestParser::feed(std::string_view bytes, std::vecto
             }
             out.push_back(std::move(impl.current));
             impl.current = Request{};
+            ++completed;
         } else if (used == 0 && error != HPE_PAUSED) {
             break;  // no progress without an error: wait for more bytes
         }
     }
     m_started = impl.started;
+    m_consumed = size - bytes.size();
     return impl.error;
 }
 

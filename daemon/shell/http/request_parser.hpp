@@ -8,6 +8,7 @@
 // the head's size is known exactly and pipelined requests come out one by one.
 
 #include <cstddef>
+#include <cstdint>
 #include <memory>
 #include <optional>
 #include <string>
@@ -33,7 +34,9 @@ struct Request {
 // Why the bytes can no longer be read as requests; the connection answers with
 // `status` and closes.
 struct ParseError {
-    int status = 400;     // 400 malformed, 431 head too large, 413 body too large
+    // 400 malformed, 431 head too large, 413 body too large, 505 a version other
+    // than HTTP/1.0 and HTTP/1.1
+    int status = 400;
     std::string message;  // for a log or the response body
     bool operator==(const ParseError&) const = default;
 };
@@ -48,7 +51,12 @@ public:
     // Consumes `bytes`, appending every request completed by them to `out`. Returns
     // the error that ends the stream, if any; after one, every later call returns it
     // again and consumes nothing. Requests completed before the error are in `out`.
-    std::optional<ParseError> feed(std::string_view bytes, std::vector<Request>& out);
+    // With `max_requests`, it stops once that many requests are complete; consumed()
+    // then tells where the bytes for the next call begin.
+    std::optional<ParseError> feed(std::string_view bytes, std::vector<Request>& out,
+                                   std::size_t max_requests = SIZE_MAX);
+    // How many bytes the last feed() consumed.
+    std::size_t consumed() const { return m_consumed; }
 
     // True while a request has begun and is not complete (bytes wait for the rest).
     bool in_request() const { return m_started; }
@@ -59,6 +67,7 @@ public:
 private:
     std::unique_ptr<Impl> m_impl;
     bool m_started = false;
+    std::size_t m_consumed = 0;
 };
 
 }  // namespace pkit::shell::http

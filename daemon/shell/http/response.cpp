@@ -20,6 +20,8 @@ std::string_view reason_phrase(int status) {
             return "Internal Server Error";
         case 503:
             return "Service Unavailable";
+        case 505:
+            return "HTTP Version Not Supported";
         default:
             return "Unknown";
     }
@@ -27,8 +29,18 @@ std::string_view reason_phrase(int status) {
 
 std::string serialize(const Response& response, bool keep_alive, bool head_only,
                       int request_minor_version) {
+    std::string out =
+        serialize_head(response, response.body.size(), keep_alive, request_minor_version);
+    if (!head_only) {
+        out += response.body;
+    }
+    return out;
+}
+
+std::string serialize_head(const Response& response, std::size_t body_size, bool keep_alive,
+                           int request_minor_version) {
     std::string out;
-    out.reserve(160 + (head_only ? 0 : response.body.size()));
+    out.reserve(160);
     out += "HTTP/1.1 ";
     out += std::to_string(response.status);
     out += ' ';
@@ -36,7 +48,7 @@ std::string serialize(const Response& response, bool keep_alive, bool head_only,
     out += "\r\nContent-Type: ";
     out += response.content_type;
     out += "\r\nContent-Length: ";
-    out += std::to_string(response.body.size());
+    out += std::to_string(body_size);
     if (response.status == 405) {
         out += "\r\nAllow: GET, HEAD";
     }
@@ -47,9 +59,6 @@ std::string serialize(const Response& response, bool keep_alive, bool head_only,
         out += "\r\nConnection: keep-alive";
     }
     out += "\r\n\r\n";
-    if (!head_only) {
-        out += response.body;
-    }
     return out;
 }
 

@@ -1,6 +1,7 @@
 #pragma once
 // HTTP responses of the endpoint (SPEC §11), as bytes ready to write. Pure.
 
+#include <cstddef>
 #include <string>
 #include <string_view>
 
@@ -13,6 +14,9 @@ struct Response {
     std::string content_type = "text/plain; charset=utf-8";
     std::string body;
     bool close = false;  // the connection closes once this is written
+    // The body is the /metrics exposition, which the connection gets from the
+    // server's MetricsCache (shared between scrapers) instead of `body`.
+    bool metrics = false;
 };
 
 // The reason phrase of the statuses the endpoint uses ("OK", "Not Found", ...).
@@ -23,5 +27,8 @@ std::string_view reason_phrase(int status);
 // HTTP/1.0 request it is said explicitly (Connection: keep-alive).
 std::string serialize(const Response& response, bool keep_alive, bool head_only,
                       int request_minor_version);
+// The status line and headers alone, for a body of `body_size` bytes sent apart.
+std::string serialize_head(const Response& response, std::size_t body_size, bool keep_alive,
+                           int request_minor_version);
 
 }  // namespace pkit::shell::http

@@ -25,7 +25,7 @@ Response route(const Request& request, const Sources& sources) {
     }
     if (request.path == "/metrics") {
         response.content_type = std::string(k_metrics_content_type);
-        response.body = sources.metrics();
+        response.metrics = true;
         return response;
     }
     response.status = 404;

@@ -6,6 +6,7 @@
 #include <functional>
 #include <string>
 
+#include "daemon/shell/http/metrics.hpp"
 #include "daemon/shell/http/request_parser.hpp"
 #include "daemon/shell/http/response.hpp"
 
@@ -14,10 +15,12 @@ namespace pkit::shell::http {
 struct Sources {
     // pkitd's readiness and the `health` result as JSON (the /readyz body).
     std::function<std::pair<bool, std::string>()> readiness;
-    // The Prometheus exposition.
-    std::function<std::string()> metrics;
+    // What the Prometheus exposition shows, taken now (MetricsCache renders it).
+    std::function<MetricsSnapshot()> metrics;
 };
 
+// The answer to `request`; for /metrics, a response marked `metrics` whose body the
+// connection takes from the MetricsCache.
 Response route(const Request& request, const Sources& sources);
 
 }  // namespace pkit::shell::http

@@ -12,9 +12,10 @@ namespace pkit::shell::http {
 
 namespace {
 
-// The kernel's queue of connections not yet accepted: clients beyond the 64 served
-// wait there (SOMAXCONN caps it).
-constexpr int k_backlog = 1024;
+// The kernel's queue of connections not yet accepted (SOMAXCONN caps it): a burst
+// waits there to be accepted, each evicting an idle one, so it must hold a flood
+// without dropping the SYN of a probe behind it.
+constexpr int k_backlog = 4096;
 
 // "host:port" or "[v6]:port" (the loader has checked the form) to an address.
 // `flags` AI_NUMERICHOST: literals only, which never consult a resolver.
@@ -36,10 +37,20 @@ std::expected<sockaddr_storage, std::string> resolve(const std::string& listen, 
     return out;
 }
 
+// How soon a client waiting for a slot tries again when every slot is mid-reply or
+// was just accepted: a probe's wait, short next to any client timeout.
+constexpr std::uint64_t k_retry_ms = 2;
+
 }  // namespace
 
 Server::Server(uv_loop_t* loop, std::string listen, Sources sources)
-    : m_loop(loop), m_listen(std::move(listen)), m_sources(std::move(sources)), m_listener(this) {}
+    : m_loop(loop),
+      m_listen(std::move(listen)),
+      m_sources(std::move(sources)),
+      m_metrics(loop, m_sources.metrics),
+      m_wake(loop, [this] { accept_one(); }),
+      m_retry(loop),
+      m_listener(this) {}
 
 Server::~Server() {
     m_connections.clear();
@@ -109,10 +120,48 @@ void Server::on_connection(int status) {
     accept_one();
 }
 
-void Server::accept_one() {
-    if (!m_waiting || m_connections.size() >= k_max_connections) {
-        return;  // libuv keeps the connection and stops polling until we accept
+Connection* Server::victim() const {
+    struct Candidate {
+        Eviction eviction;
+        std::uint64_t since;
+        Connection* connection;
+    };
+    std::vector<Candidate> candidates;
+    candidates.reserve(m_connections.size());
+    for (const auto& connection : m_connections) {
+        Eviction e = connection->evictable();
+        if (e != Eviction::mid_reply) {
+            candidates.push_back({e, connection->since(), connection.get()});
+        }
     }
+    // Stable: of two alike since the same millisecond, the one accepted first goes.
+    std::ranges::stable_sort(candidates, [](const Candidate& a, const Candidate& b) {
+        return std::pair(a.eviction, a.since) < std::pair(b.eviction, b.since);
+    });
+    for (const Candidate& c : candidates) {
+        if (c.eviction != Eviction::idle || !c.connection->request_waiting()) {
+            return c.connection;
+        }
+    }
+    return nullptr;
+}
+
+void Server::accept_one() {
+    if (!m_waiting) {
+        return;
+    }
+    if (m_connections.size() >= k_max_connections) {
+        Connection* evicted = victim();
+        if (evicted == nullptr) {
+            // libuv keeps the connection and stops polling until we accept; a slot
+            // frees (release) or turns evictable (wake), or this retry finds one.
+            m_retry.start(k_retry_ms, [this] { accept_one(); });
+            return;
+        }
+        evicted->close();  // release() accepts the waiting client in its place
+        return;
+    }
+    m_retry.stop();
     try {
         auto connection = std::make_unique<Connection>(*this, m_loop);
         int rc = uv_accept(m_listener.as_stream(), connection->stream());
@@ -120,6 +169,8 @@ void Server::accept_one() {
         if (rc != 0) {
             return;
         }
+        int send_buffer = k_send_buffer_bytes;
+        (void)uv_send_buffer_size(connection->handle(), &send_buffer);
         m_connections.push_back(std::move(connection));
         m_connections.back()->start();
     } catch (...) {

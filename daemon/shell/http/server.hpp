@@ -1,8 +1,12 @@
 #pragma once
 // The HTTP endpoint's listener (SPEC §11), on pkitd's libuv loop. It holds at most
-// k_max_connections connections; while it does, it stops accepting: libuv keeps the
-// one connection it has taken off the backlog unaccepted and stops polling the
-// listener until accept_one() takes it, so the others wait in the kernel's backlog.
+// k_max_connections connections. When they are all taken, a new connection evicts
+// the one that least needs its slot (Connection::evictable(): one whose last reply is
+// written, else the longest idle or trickling, else the longest stalled at its output
+// bound), so that a probe always gets in however many idle or slow clients hold the
+// slots. Only when every slot is mid-reply does it stop accepting: libuv keeps the
+// connection it has taken off the backlog unaccepted and stops polling the listener
+// until accept_one() takes it, so the others wait in the kernel's backlog.
 // Nothing here arms a timer while no connection is open.
 
 #include <sys/socket.h>
@@ -16,6 +20,7 @@
 #include <utility>
 #include <vector>
 
+#include "daemon/shell/http/metrics_cache.hpp"
 #include "daemon/shell/http/router.hpp"
 #include "daemon/shell/uv_handle.hpp"
 
@@ -52,6 +57,10 @@ public:
 
     // --- For Connection ------------------------------------------------------------
     const Sources& sources() const { return m_sources; }
+    MetricsCache& metrics() { return m_metrics; }
+    // A connection may have become evictable: try the waiting client on the next turn
+    // (never now, from inside the connection's own callback).
+    void wake() { m_wake.schedule(); }
     // The connection has closed its handle: forget it, and take a waiting client.
     // Call as the connection's last act; it is destroyed here.
     void release(Connection* connection);
@@ -59,13 +68,19 @@ public:
 private:
     Server(uv_loop_t* loop, std::string listen, Sources sources);
     void on_connection(int status);
-    // Accepts the connection libuv holds, if there is room.
+    // Accepts the connection libuv holds, if there is room, evicting a connection for
+    // it when all slots are taken and one is evictable.
     void accept_one();
+    // The connection to evict for a new one, or null when none may be.
+    Connection* victim() const;
 
     uv_loop_t* m_loop;
     std::string m_listen;
     sockaddr_storage m_address{};
     Sources m_sources;
+    MetricsCache m_metrics;
+    NextTurn m_wake;
+    Timer m_retry;  // while a client waits for a slot that nothing else will free
     UvHandle<uv_tcp_t> m_listener;
     std::vector<std::unique_ptr<Connection>> m_connections;
     bool m_waiting = false;  // libuv holds a connection not accepted yet

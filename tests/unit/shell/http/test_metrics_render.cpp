@@ -15,11 +15,49 @@ TEST_CASE("metrics: label values escape backslash, quote and newline") {
     CHECK(escape_label("a\\b\"c\nd") == "a\\\\b\\\"c\\nd");
 }
 
+TEST_CASE("metrics: a render in slices of any size gives the same exposition as one in a go") {
+    MetricsSnapshot snap;
+    snap.version = "1.2.3";
+    snap.ready = true;
+    for (int i = 0; i < 5; ++i) {
+        MetricsRow row;
+        row.labels = "{service=\"s" + std::to_string(i) + "\"";
+        row.state = i % 2 == 0 ? core::State::running : core::State::backoff;
+        row.runs = i;
+        if (i == 3) {
+            row.healthy = true;
+            row.last_exit_code = 2;
+        }
+        snap.rows.push_back(row);
+    }
+    MetricsRender whole(snap);
+    REQUIRE(whole.step(SIZE_MAX));
+    const std::string expected = whole.take();
+    CHECK(expected.find("pkit_service_state{service=\"s1\",state=\"backoff\"} 1\n") !=
+          std::string::npos);
+    CHECK(expected.find("pkit_service_healthy{service=\"s3\"} 1\n") != std::string::npos);
+    CHECK(expected.find("pkit_service_healthy{service=\"s2\"}") == std::string::npos);
+    CHECK(expected.ends_with("pkit_service_resident_memory_bytes{service=\"s4\"} 0\n"));
+    for (std::size_t slice : {std::size_t{1}, std::size_t{7}, std::size_t{100}}) {
+        MetricsRender render(snap);
+        int steps = 1;
+        while (!render.step(slice)) {
+            ++steps;
+        }
+        CHECK(render.take() == expected);
+        CHECK(steps > 1);
+    }
+    MetricsRender empty(MetricsSnapshot{});
+    CHECK(empty.step(1));
+    CHECK(empty.take().find("# TYPE pkit_service_resident_memory_bytes gauge\n") !=
+          std::string::npos);
+}
+
 TEST_CASE("router: GET and HEAD only, the four paths, 404 for the rest") {
     Sources sources{[] {
                         return std::pair{false, std::string("{\"ready\":false}")};
                     },
-                    [] { return std::string("m 1\n"); }};
+                    [] { return MetricsSnapshot{}; }};
     auto get = [&](std::string method, std::string path) {
         return route(Request{std::move(method), std::move(path), 1, 1, true}, sources);
     };
@@ -29,7 +67,8 @@ TEST_CASE("router: GET and HEAD only, the four paths, 404 for the rest") {
     CHECK(get("GET", "/readyz").status == 503);
     CHECK(get("GET", "/readyz").body == "{\"ready\":false}\n");
     CHECK(get("GET", "/metrics").content_type == "text/plain; version=0.0.4");
-    CHECK(get("GET", "/metrics").body == "m 1\n");
+    CHECK(get("GET", "/metrics").metrics);  // its body comes from the MetricsCache
+    CHECK_FALSE(get("GET", "/healthz").metrics);
     CHECK(get("GET", "/etc/passwd").status == 404);
     CHECK(get("GET", "/../metrics").status == 404);
     CHECK(get("POST", "/metrics").status == 405);

@@ -113,5 +113,58 @@ TEST_CASE("http request parser: an unknown method parses; the router answers it 
     CHECK(fed.requests[0].method == "DELETE");
 }
 
+TEST_CASE("http request parser: a version other than HTTP/1.0 and 1.1 is 505") {
+    for (const char* version : {"HTTP/9.9", "HTTP/2.0", "HTTP/1.2", "HTTP/0.9"}) {
+        RequestParser parser;
+        std::vector<Request> out;
+        auto error =
+            parser.feed(std::string("GET /healthz ") + version + "\r\nHost: x\r\n\r\n", out);
+        REQUIRE_MESSAGE(error, version);
+        CHECK(error->status == 505);
+        CHECK(out.empty());
+    }
+    for (const char* version : {"HTTP/1.0", "HTTP/1.1"}) {
+        Fed fed = feed_in_chunks(std::string("GET /healthz ") + version + "\r\n\r\n", 3);
+        CHECK_FALSE(fed.error);
+        CHECK(fed.requests.size() == 1);
+    }
+}
+
+TEST_CASE("http request parser: whitespace before a header's colon is 400") {
+    for (const char* head :
+         {"GET / HTTP/1.1\r\nHost : x\r\n\r\n", "GET / HTTP/1.1\r\nContent-Length  : 0\r\n\r\n",
+          "GET / HTTP/1.1\r\nHost\t: x\r\n\r\n"}) {
+        Fed fed = feed_in_chunks(head, 2);
+        REQUIRE_MESSAGE(fed.error, head);
+        CHECK(fed.error->status == 400);
+        CHECK(fed.requests.empty());
+    }
+    Fed fine = feed_in_chunks("GET / HTTP/1.1\r\nHost:   x  \r\n\r\n", 2);
+    CHECK_FALSE(fine.error);
+    CHECK(fine.requests.size() == 1);
+}
+
+TEST_CASE("http request parser: max_requests stops after that many and says what it consumed") {
+    const std::string first = "GET /a HTTP/1.1\r\n\r\n";
+    const std::string bytes = first + "GET /b HTTP/1.1\r\n\r\nGET /c HT";
+    RequestParser parser;
+    std::vector<Request> out;
+    CHECK_FALSE(parser.feed(bytes, out, 1));
+    REQUIRE(out.size() == 1);
+    CHECK(out[0].path == "/a");
+    CHECK(parser.consumed() == first.size());
+    std::string_view rest = std::string_view(bytes).substr(parser.consumed());
+    CHECK_FALSE(parser.feed(rest, out, 1));
+    REQUIRE(out.size() == 2);
+    CHECK(out[1].path == "/b");
+    rest.remove_prefix(parser.consumed());
+    CHECK_FALSE(parser.feed(rest, out, 1));
+    CHECK(parser.consumed() == rest.size());
+    CHECK(parser.in_request());
+    CHECK_FALSE(parser.feed("TP/1.1\r\n\r\n", out));
+    REQUIRE(out.size() == 3);
+    CHECK(out[2].path == "/c");
+}
+
 }  // namespace
 }  // namespace pkit::shell::http
