@@ -160,7 +160,11 @@ bool wait_event(Client& events, const std::string& type, const std::string& serv
     double until = mono_seconds() + timeout;
     std::string line;
     while (mono_seconds() < until && events.read_line(line, until - mono_seconds())) {
-        json event = json::parse(line, nullptr, false);
+        json parsed = json::parse(line, nullptr, false);
+        if (!parsed.is_object() || !parsed.contains("event")) {
+            continue;
+        }
+        const json& event = parsed["event"];
         if (event.is_object() && event.value("type", "") == type &&
             event.value("service", json()).is_string() && event["service"] == service) {
             return true;
