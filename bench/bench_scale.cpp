@@ -9,8 +9,22 @@
 //     the wall time of `pkitctl status` and `pkitctl --json status`;
 //   - shutdown: from SIGTERM until pkitd has exited with every service stopped.
 //
+// With --growth FROM,TO (e.g. 1000,10000) it measures instead how each cost grows with
+// the number of services, at both sizes, with the ratio TO/FROM beside it:
+//   - `pkitctl status` and `pkitctl --json status` (wall time, --calls/20 runs each);
+//   - a `reload` with nothing changed (its round trip);
+//   - one file of the tree changed, then SIGHUP, until its service's new run has started
+//     (read from the events stream);
+//   - SIGTERM until pkitd has exited, with `sleep` services (which stop at once), and
+//     again with services that ignore their stop signal, so that each takes its 1 s
+//     stop timeout: the slowest service's stop, which the whole shutdown should not
+//     exceed by more than the work of signalling and reaping.
+// pkitd's RLIMIT_NOFILE is raised for it (two pipes a run).
+//
 //   bench_scale --pkitd PATH [--pkitctl PATH] [--services 1000] [--rounds 3] [--calls 200]
+//               [--growth FROM,TO]
 
+#include <sys/resource.h>
 #include <sys/wait.h>
 #include <unistd.h>
 
@@ -22,10 +36,11 @@ using namespace pkit::bench;
 
 const std::string k_status = R"({"id":1,"cmd":"status"})";
 
-void write_tree(const TempDir& dir, std::size_t services) {
+// `extra` is appended to every service file.
+void write_tree(const TempDir& dir, std::size_t services, const std::string& extra = "") {
     for (std::size_t i = 0; i < services; ++i) {
         dir.write("services/" + service_name(i) + ".toml",
-                  "command = [\"/bin/sleep\", \"1000\"]\n");
+                  "command = [\"/bin/sleep\", \"1000\"]\n" + extra);
     }
 }
 
@@ -127,6 +142,167 @@ void time_row(const std::string& what, const std::vector<double>& seconds, doubl
               format_number(ms / goal_ms, 2) + "x goal", ms < goal_ms ? "meets" : "misses");
 }
 
+// --- Growth: the same figures at two sizes ----------------------------------------
+
+struct SizeFigures {
+    std::vector<double> ctl_table;
+    std::vector<double> ctl_json;
+    std::size_t json_bytes = 0;
+    std::vector<double> reload_unchanged;
+    std::vector<double> reload_one_file;
+    double shutdown = NAN;       // services that stop at SIGTERM
+    double shutdown_slow = NAN;  // services that each take their 1 s stop timeout
+};
+
+// Waits for an event of `type` for `service` on a subscribed connection.
+bool wait_event(Client& events, const std::string& type, const std::string& service,
+                double timeout) {
+    double until = mono_seconds() + timeout;
+    std::string line;
+    while (mono_seconds() < until && events.read_line(line, until - mono_seconds())) {
+        json parsed = json::parse(line, nullptr, false);
+        if (!parsed.is_object() || !parsed.contains("event")) {
+            continue;
+        }
+        const json& event = parsed["event"];
+        if (event.is_object() && event.value("type", "") == type &&
+            event.value("service", json()).is_string() && event["service"] == service) {
+            return true;
+        }
+    }
+    return false;
+}
+
+// A pkitd over `services` services whose files get `extra`, started; null when not
+// 99 % of them ran within the timeout. A hard RLIMIT_NOFILE of 20,000 (two pipes a
+// run) leaves a few of 10,000 failing to launch: the note says how many ran.
+std::unique_ptr<Pkitd> running_pkitd(const std::string& binary, const TempDir& dir,
+                                     std::size_t services, const std::string& extra) {
+    write_tree(dir, services, extra);
+    auto pkitd = std::make_unique<Pkitd>(binary, dir.path());
+    if (!pkitd->start() || !wait_processes(dir.path(), services - services / 100 + 1, 300.0)) {
+        return nullptr;
+    }
+    sleep_seconds(2.0);
+    Client client;
+    if (!pkitd->connect(client)) {
+        return nullptr;
+    }
+    std::size_t running = count_state(services_of(client.request_json(k_status)), "running");
+    print_note(std::to_string(running) + " of " + std::to_string(services) + " running");
+    return pkitd;
+}
+
+SizeFigures measure_size(const std::string& binary, const std::string& pkitctl,
+                         std::size_t services, int runs) {
+    SizeFigures f;
+    {
+        TempDir dir("pkit-bench-growth");
+        auto pkitd = running_pkitd(binary, dir, services, "");
+        if (!pkitd) {
+            return f;
+        }
+        for (int i = 0; i < runs && !pkitctl.empty(); ++i) {
+            if (auto t = time_pkitctl(pkitctl, pkitd->socket_path(), false, dir.file("ctl.out"))) {
+                f.ctl_table.push_back(*t);
+            }
+            if (auto t = time_pkitctl(pkitctl, pkitd->socket_path(), true, dir.file("ctl.out"))) {
+                f.ctl_json.push_back(*t);
+                f.json_bytes = read_text(dir.file("ctl.out")).size();
+            }
+        }
+        Client client;
+        Client events;
+        if (pkitd->connect(client) && pkitd->connect(events) &&
+            events.request(R"({"id":2,"cmd":"events"})")) {
+            for (int i = 0; i < runs; ++i) {
+                double begin = mono_seconds();
+                json reply = client.request_json(R"({"id":1,"cmd":"reload"})", 60.0);
+                if (reply.is_object() && reply.value("ok", false)) {
+                    f.reload_unchanged.push_back(mono_seconds() - begin);
+                }
+            }
+            // Each round gives the first service a new command; its new run is the
+            // reload in effect. The file is rewritten before the clock starts.
+            const std::string changed = service_name(0);
+            for (int i = 0; i < runs; ++i) {
+                dir.write("services/" + changed + ".toml",
+                          "command = [\"/bin/sleep\", \"" + std::to_string(2000 + i) + "\"]\n");
+                double begin = mono_seconds();
+                ::kill(pkitd->pid(), SIGHUP);
+                if (wait_event(events, "started", changed, 60.0)) {
+                    f.reload_one_file.push_back(mono_seconds() - begin);
+                }
+            }
+        }
+        f.shutdown = pkitd->stop(120.0);
+    }
+    {
+        // SIGWINCH is ignored by sleep(1): each stop lasts its 1 s timeout, then SIGKILL.
+        TempDir dir("pkit-bench-growth");
+        auto pkitd = running_pkitd(binary, dir, services,
+                                   "[stop]\nsignal = \"SIGWINCH\"\ntimeout = \"1s\"\n");
+        if (pkitd) {
+            f.shutdown_slow = pkitd->stop(120.0);
+        }
+    }
+    return f;
+}
+
+// One figure at both sizes: the medians, their ratio, held against the growth goal
+// (`max_ratio`) and, when given, a bound at the larger size.
+void growth_row(const std::string& what, std::vector<double> small, std::vector<double> large,
+                double max_ratio, double goal_ms) {
+    std::erase_if(small, [](double v) { return std::isnan(v); });
+    std::erase_if(large, [](double v) { return std::isnan(v); });
+    if (small.empty() || large.empty()) {
+        print_row(what, "n/a", "ms", "", "-", "no figure");
+        return;
+    }
+    double a = median(small) * 1e3;
+    double b = median(large) * 1e3;
+    double ratio = b / a;
+    bool meets = ratio <= max_ratio && (goal_ms <= 0 || b <= goal_ms);
+    std::string goal = "<= " + format_number(max_ratio, 0) + "x";
+    if (goal_ms > 0) {
+        goal += ", <= " + format_number(goal_ms, 0) + " ms";
+    }
+    print_row(what, format_number(a, 1) + " -> " + format_number(b, 1), "ms", goal,
+              "x" + format_number(ratio, 1), meets ? "meets" : "misses");
+}
+
+int growth(const std::string& binary, const std::string& pkitctl, std::size_t from, std::size_t to,
+           int runs) {
+    // Two pipes a run, and a notify socket for some: more than the usual 1,024.
+    rlimit limit{};
+    ::getrlimit(RLIMIT_NOFILE, &limit);
+    rlimit raised{65536, 65536};
+    if (::setrlimit(RLIMIT_NOFILE, &raised) != 0) {
+        limit.rlim_cur = limit.rlim_max;
+        ::setrlimit(RLIMIT_NOFILE, &limit);
+    }
+    print_header("growth from " + std::to_string(from) + " to " + std::to_string(to) +
+                 " `sleep 1000` services (" + std::to_string(runs) + " runs of each)");
+    SizeFigures small = measure_size(binary, pkitctl, from, runs);
+    SizeFigures large = measure_size(binary, pkitctl, to, runs);
+    growth_row("pkitctl status", small.ctl_table, large.ctl_table, 12, 150);
+    growth_row("pkitctl --json status", small.ctl_json, large.ctl_json, 12, 0);
+    print_row("  --json status output",
+              format_number(small.json_bytes / 1024.0, 0) + " -> " +
+                  format_number(large.json_bytes / 1024.0, 0),
+              "KiB", "", "", "");
+    growth_row("reload, nothing changed (round trip)", small.reload_unchanged,
+               large.reload_unchanged, 12, 0);
+    growth_row("SIGHUP, one file changed, until in effect", small.reload_one_file,
+               large.reload_one_file, 12, 100);
+    growth_row("SIGTERM until exit (services stop at once)", {small.shutdown}, {large.shutdown}, 12,
+               0);
+    // The slowest service's stop is its 1 s timeout.
+    growth_row("SIGTERM until exit (each stop takes 1 s)", {small.shutdown_slow},
+               {large.shutdown_slow}, 12, 1000);
+    return 0;
+}
+
 }  // namespace
 
 int main(int argc, char** argv) {
@@ -138,6 +314,15 @@ int main(int argc, char** argv) {
     if (binary.empty()) {
         std::fprintf(stderr, "usage: bench_scale --pkitd PATH [--pkitctl PATH] [--services N]\n");
         return 2;
+    }
+    std::string growth_sizes = arg(argc, argv, "--growth", "");
+    if (!growth_sizes.empty()) {
+        std::size_t comma = growth_sizes.find(',');
+        auto from = static_cast<std::size_t>(std::strtoul(growth_sizes.c_str(), nullptr, 10));
+        auto to = comma == std::string::npos ? from * 10
+                                             : static_cast<std::size_t>(std::strtoul(
+                                                   growth_sizes.c_str() + comma + 1, nullptr, 10));
+        return growth(binary, pkitctl, from, to, std::max(3, calls / 20));
     }
     std::string n = std::to_string(services);
     print_header(n + " `sleep 1000` services (" + std::to_string(rounds) + " start-ups)");

@@ -23,6 +23,8 @@
 #include <cerrno>
 #include <cstdint>
 #include <cstring>
+#include <ctime>
+#include <mutex>
 #include <unordered_map>
 
 #include "config/load_steps.hpp"
@@ -100,13 +102,14 @@ struct Fd {
 // Reads `name` under the directory `at`: only a regular file, only up to
 // k_max_file_bytes. The open never blocks (O_NONBLOCK: a FIFO with no writer, a
 // terminal), and nothing is read before fstat() has said it is a regular file.
-std::optional<std::string> read_whole(int at, const std::string& name, std::string& error) {
+// `info` is the file's fstat(), when it got that far.
+std::optional<std::string> read_whole(int at, const std::string& name, std::string& error,
+                                      struct stat& info) {
     Fd file(::openat(at, name.c_str(), O_RDONLY | O_NONBLOCK | O_CLOEXEC | O_NOCTTY));
     if (file.fd < 0) {
         error = cat("cannot read the file: ", errno_text(errno));
         return std::nullopt;
     }
-    struct stat info {};
     if (::fstat(file.fd, &info) != 0) {
         error = cat("cannot read the file: ", errno_text(errno));
         return std::nullopt;
@@ -158,9 +161,10 @@ std::string syntax_message(std::string_view description) {
     return cat("invalid TOML: ", description);
 }
 
-std::optional<toml::table> parse_file(const Diags& d, int at, const std::string& name) {
+std::optional<toml::table> parse_file(const Diags& d, int at, const std::string& name,
+                                      struct stat& info) {
     std::string error;
-    auto content = read_whole(at, name, error);
+    auto content = read_whole(at, name, error, info);
     if (!content) {
         d.error(Pos{}, error);
         return std::nullopt;
@@ -236,7 +240,95 @@ std::vector<std::string> service_files(int dir_fd, const fs::path& dir, Fd& serv
 
 }  // namespace
 
+// --- The cache of parsed service files ----------------------------------------------
+
 namespace {
+
+// What tells one version of a file from another without reading it.
+struct FileIdentity {
+    dev_t dev = 0;
+    ino_t ino = 0;
+    off_t size = 0;
+    std::int64_t mtime_ns = 0;
+    std::int64_t ctime_ns = 0;
+    bool operator==(const FileIdentity&) const = default;
+};
+
+std::int64_t nanoseconds(const timespec& t) {
+    return static_cast<std::int64_t>(t.tv_sec) * 1'000'000'000 + t.tv_nsec;
+}
+
+// The realtime clock, which the kernel's file timestamps follow.
+std::int64_t wall_now_ns() {
+    timespec now{};
+    ::clock_gettime(CLOCK_REALTIME, &now);
+    return nanoseconds(now);
+}
+
+FileIdentity identity_of(const struct stat& info) {
+    return {info.st_dev, info.st_ino, info.st_size, nanoseconds(info.st_mtim),
+            nanoseconds(info.st_ctim)};
+}
+
+// One service file as a load parsed it: its draft (none when it did not parse) and
+// every diagnostic of its own, both given again while the file stays the same.
+struct CachedFile {
+    FileIdentity identity;
+    std::optional<ServiceDraft> draft;
+    std::vector<Diagnostic> diags;
+};
+
+}  // namespace
+
+struct LoadCache::State {
+    std::mutex mutex;
+    std::function<std::int64_t()> wall_ns;
+    // What the entries were parsed for: another directory or other options empty it.
+    std::string dir;
+    LoadOptions options;
+    std::unordered_map<std::string, CachedFile> files;  // by file name in services/
+};
+
+LoadCache::LoadCache(std::function<std::int64_t()> wall_ns) : m_state(std::make_unique<State>()) {
+    m_state->wall_ns = wall_ns ? std::move(wall_ns) : wall_now_ns;
+}
+LoadCache::~LoadCache() = default;
+
+namespace {
+
+// The entry for `file_name` if the file is still the one it was parsed from, taken out
+// of `old`; else nullopt.
+std::optional<CachedFile> take_unchanged(std::unordered_map<std::string, CachedFile>& old,
+                                         int services_fd, const std::string& file_name) {
+    auto it = old.find(file_name);
+    if (it == old.end()) {
+        return std::nullopt;
+    }
+    struct stat info {};
+    if (::fstatat(services_fd, file_name.c_str(), &info, 0) != 0 || !S_ISREG(info.st_mode) ||
+        identity_of(info) != it->second.identity) {
+        return std::nullopt;
+    }
+    CachedFile entry = std::move(it->second);
+    old.erase(it);
+    return entry;
+}
+
+// Whether a parse of a file with this identity may be reused by the next load that
+// finds the same identity: its ctime is older than `began` (this load's start) by
+// k_racy_seconds, so any later write gets another ctime; and the parse consulted
+// nothing but the file (no account lookup, see parse_user_group).
+bool reusable(const FileIdentity& identity, std::int64_t began, const ServiceDraft* draft,
+              const LoadOptions& options) {
+    if (identity.ctime_ns > began - std::int64_t{k_racy_seconds} * 1'000'000'000) {
+        return false;
+    }
+    if (draft != nullptr && !options.as_root) {
+        const ProcessSpec& process = *draft->spec.process;
+        return !process.user.name && !process.group.name;
+    }
+    return true;
+}
 
 std::string bad_name_message(std::string_view file_name) {
     return cat(quote(file_name),
@@ -265,7 +357,23 @@ void sort_diagnostics(std::vector<Diagnostic>& diags, const std::vector<std::str
     });
 }
 
-LoadResult load(const fs::path& dir, const LoadOptions& options, std::vector<Diagnostic>& diags) {
+// `cache` (locked by the caller) gives the unchanged files' parses and gets this load's.
+LoadResult load(const fs::path& dir, const LoadOptions& options, std::vector<Diagnostic>& diags,
+                LoadCache::State* cache) {
+    // Before any stat of this load.
+    const std::int64_t began = cache != nullptr ? cache->wall_ns() : 0;
+    std::unordered_map<std::string, CachedFile> old;
+    std::unordered_map<std::string, CachedFile> kept;
+    if (cache != nullptr) {
+        const LoadOptions& was = cache->options;
+        if (cache->dir == dir.string() && was.as_root == options.as_root &&
+            was.uid == options.uid && was.gid == options.gid) {
+            old.swap(cache->files);
+        }
+        cache->files.clear();
+        cache->dir = dir.string();
+        cache->options = options;
+    }
     // O_PATH: only search permission is needed on DIR, as for any path under it.
     Fd dir_fd(::open(dir.c_str(), O_PATH | O_DIRECTORY | O_CLOEXEC));
     if (dir_fd.fd < 0) {
@@ -281,7 +389,8 @@ LoadResult load(const fs::path& dir, const LoadOptions& options, std::vector<Dia
     struct stat link_info {};
     if (::fstatat(dir_fd.fd, "pkitd.toml", &link_info, AT_SYMLINK_NOFOLLOW) == 0) {
         Diags d(daemon.file, diags);
-        if (auto root = parse_file(d, dir_fd.fd, "pkitd.toml")) {
+        struct stat info {};
+        if (auto root = parse_file(d, dir_fd.fd, "pkitd.toml", info)) {
             daemon = parse_daemon(d, *root);
         }
     } else if (errno != ENOENT) {  // EACCES on DIR, say: not "no pkitd.toml"
@@ -304,16 +413,35 @@ LoadResult load(const fs::path& dir, const LoadOptions& options, std::vector<Dia
         } else {
             known.push_back(name);
         }
-        auto root = parse_file(d, services_fd.fd, file_name);
-        if (!root) {
-            continue;
+        std::optional<CachedFile> entry;
+        if (cache != nullptr) {
+            entry = take_unchanged(old, services_fd.fd, file_name);
         }
-        ServiceDraft draft = parse_service(d, *root, options);
-        draft.spec.name = name;
-        draft.spec.file = file;
-        if (name_ok) {
-            services.push_back(std::move(draft));
+        if (!entry) {
+            entry.emplace();
+            Diags own(file, entry->diags);
+            struct stat info {};
+            if (auto root = parse_file(own, services_fd.fd, file_name, info)) {
+                entry->draft = parse_service(own, *root, options);
+                entry->draft->spec.name = name;
+                entry->draft->spec.file = file;
+            }
+            entry->identity = identity_of(info);
+            if (info.st_ino == 0 || !reusable(entry->identity, began,
+                                              entry->draft ? &*entry->draft : nullptr, options)) {
+                entry->identity = {};  // never equal to a file's: parsed again next time
+            }
         }
+        diags.insert(diags.end(), entry->diags.begin(), entry->diags.end());
+        if (entry->draft && name_ok) {
+            services.push_back(cache != nullptr ? *entry->draft : std::move(*entry->draft));
+        }
+        if (cache != nullptr && entry->identity != FileIdentity{}) {
+            kept.emplace(file_name, std::move(*entry));
+        }
+    }
+    if (cache != nullptr) {
+        cache->files = std::move(kept);
     }
 
     validate_tree(services, daemon, known, diags);
@@ -331,11 +459,21 @@ LoadResult load(const fs::path& dir, const LoadOptions& options, std::vector<Dia
 
 }  // namespace
 
-LoadResult load_tree(const std::filesystem::path& dir, const LoadOptions& options) {
+LoadResult load_tree(const std::filesystem::path& dir, const LoadOptions& options,
+                     LoadCache* cache) {
     std::vector<Diagnostic> diags;
+    std::unique_lock<std::mutex> lock;
+    LoadCache::State* state = nullptr;
+    if (cache != nullptr) {
+        state = cache->m_state.get();
+        lock = std::unique_lock<std::mutex>(state->mutex);
+    }
     try {
-        return load(dir, options, diags);
+        return load(dir, options, diags, state);
     } catch (const std::exception& e) {
+        if (state != nullptr) {
+            state->files.clear();  // half a load's entries: start again next time
+        }
         // Only resource exhaustion gets here (bad_alloc, a filesystem error we did not
         // foresee); it is still reported the usual way rather than thrown at pkitd.
         diags.push_back({dir.string(), 1, 1, cat("cannot load the configuration: ", e.what())});

@@ -9,8 +9,11 @@
 // state), so pkitd runs it on a worker thread during a reload.
 
 #include <cstddef>
+#include <cstdint>
 #include <expected>
 #include <filesystem>
+#include <functional>
+#include <memory>
 #include <string>
 #include <string_view>
 #include <vector>
@@ -41,9 +44,45 @@ inline constexpr std::size_t k_max_file_bytes = 1024 * 1024;
 
 using LoadResult = std::expected<Tree, std::vector<Diagnostic>>;
 
+// What load_tree() keeps of the service files it parsed, so that the next load of the
+// same directory with the same options parses only the files that changed: a reload
+// of 10,000 files with one edited parses one, and lists and stats the others. The
+// checks across files (validate_tree) run on every load, and pkitd.toml is read every
+// time, so a change there is seen in full.
+//
+// A file counts as unchanged when its device, inode, size, mtime and ctime (to the
+// nanosecond) are as they were. The kernel stamps files from a clock that advances in
+// ticks, so two writes within one tick can leave every one of those equal; a file is
+// therefore reused only when its ctime was at least k_racy_seconds older than the load
+// that parsed it (a "racily clean" file, as git calls it, is parsed again). A file
+// whose parse consulted the account database (a user or group name checked by a
+// pkitd that is not root) is parsed again every time. Any error a file had is kept
+// with it and reported again. A load holds the cache's lock: one at a time.
+class LoadCache {
+public:
+    // `wall_ns` reads the realtime clock in nanoseconds since the epoch, which the
+    // kernel's file timestamps follow; tests pass another (null: clock_gettime).
+    explicit LoadCache(std::function<std::int64_t()> wall_ns = {});
+    ~LoadCache();
+    LoadCache(const LoadCache&) = delete;
+    LoadCache& operator=(const LoadCache&) = delete;
+
+    struct State;  // loader.cpp
+
+private:
+    friend LoadResult load_tree(const std::filesystem::path&, const LoadOptions&, LoadCache*);
+    std::unique_ptr<State> m_state;
+};
+
+// How much older than the load that parsed it a file's ctime must be for the next load
+// to trust its identity (see LoadCache).
+inline constexpr int k_racy_seconds = 2;
+
 // Never throws for bad input: unreadable files, TOML syntax errors and invalid
-// values all come back as diagnostics.
-LoadResult load_tree(const std::filesystem::path& dir, const LoadOptions& options);
+// values all come back as diagnostics. With a `cache`, the files it holds unchanged
+// are not parsed again (see LoadCache); the result is the same.
+LoadResult load_tree(const std::filesystem::path& dir, const LoadOptions& options,
+                     LoadCache* cache = nullptr);
 
 // Default options for this process: as_root and uid from getuid(), gid from getgid().
 LoadOptions default_load_options();

@@ -9,6 +9,7 @@
 #include <cstdio>
 #include <cstdlib>
 #include <string_view>
+#include <unordered_map>
 
 #include "config/values.hpp"
 
@@ -237,23 +238,28 @@ std::string render_tree(const std::vector<proto::ServiceStatus>& services, bool 
         std::string name;
     };
     std::vector<Line> lines;
-    std::vector<std::string_view> drawn;  // groups already drawn with all their members
+    // Each group's members in start order, gathered in one pass; a group is drawn with
+    // all of them where its first member comes.
+    std::unordered_map<std::string_view, std::vector<const proto::ServiceStatus*>> members;
+    for (const auto& status : services) {
+        if (status.group) {
+            members[*status.group].push_back(&status);
+        }
+    }
     for (const auto& status : services) {
         if (!status.group) {
             lines.push_back({&status, status.name});
             continue;
         }
-        const auto& group = *status.group;
-        if (std::ranges::find(drawn, group) != drawn.end()) {
-            continue;
+        auto it = members.find(*status.group);
+        if (it->second.empty()) {
+            continue;  // drawn already
         }
-        drawn.push_back(group);
-        lines.push_back({nullptr, group + "/"});
-        for (const auto& member : services) {
-            if (member.group == group) {
-                lines.push_back({&member, "  " + member.name});
-            }
+        lines.push_back({nullptr, *status.group + "/"});
+        for (const proto::ServiceStatus* member : it->second) {
+            lines.push_back({member, "  " + member->name});
         }
+        it->second.clear();
     }
     auto fill = [&](std::size_t r, Row& row) {
         if (r == 0) {

@@ -17,9 +17,11 @@ int run_status(const GlobalOptions& global, const StatusOptions& options) {
     request.resources = options.resources;
     std::vector<proto::ServiceStatus> services;
     if (global.json) {
-        // The protocol's whole result, as it is.
+        // The protocol's whole result, as it is; its rows are read only for exit 3.
         auto result = call(global, request);
-        services = result.at("services").get<std::vector<proto::ServiceStatus>>();
+        if (!options.names.empty()) {
+            services = result.at("services").get<std::vector<proto::ServiceStatus>>();
+        }
         print_json(result);
     } else {
         // Only what the table and the tree show (the state among it, for exit 3), read

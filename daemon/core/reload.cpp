@@ -4,7 +4,6 @@
 #include <algorithm>
 #include <string_view>
 #include <unordered_map>
-#include <unordered_set>
 
 #include "daemon/core/supervisor.hpp"
 
@@ -46,12 +45,17 @@ ReloadOutcome Supervisor::reload(config::Tree tree, Now now) {
     m_daemon = std::move(tree.daemon);
     auto old_groups = groups_by_member(old_daemon);
     auto new_groups = groups_by_member(m_daemon);
-    std::unordered_set<std::string> names;
+    std::vector<bool> kept(m_services.size(), false);  // live slots the new tree names
+    // A reload still pending for a service replaced or removed again is superseded;
+    // they are dropped in one pass at the end, not searched for one by one.
+    std::vector<bool> superseded(m_services.size(), false);
+    const std::size_t pending_before = m_reloads.size();
     std::vector<std::size_t> added;
     for (config::ServiceSpec& spec : tree.services) {
-        names.insert(spec.name);
         std::optional<std::size_t> existing = find(spec.name);
-        if (!existing) {
+        if (existing) {
+            kept[*existing] = true;
+        } else {
             std::size_t i = m_services.size();
             outcome.added.push_back(spec.name);
             m_services.push_back(std::make_unique<Service>(std::move(spec), i, std::nullopt));
@@ -68,20 +72,24 @@ ReloadOutcome Supervisor::reload(config::Tree tree, Now now) {
         }
         outcome.changed.push_back(spec.name);
         bool start = spec.autostart;
-        std::erase_if(m_reloads, [&](const PendingReload& p) { return p.service == *existing; });
+        superseded[*existing] = true;
         m_reloads.push_back(PendingReload{*existing, std::move(spec), start});
         touch(*existing).stop(now, m_actions, AfterStop::stay_stopped, std::nullopt);
     }
-    for (std::size_t i = 0; i < m_services.size(); ++i) {
-        if (m_retired[i] || names.contains(m_services[i]->name())) {
+    for (std::size_t i = 0; i < kept.size(); ++i) {
+        if (m_retired[i] || kept[i]) {
             continue;
         }
         outcome.removed.push_back(m_services[i]->name());
         m_retired[i] = true;
-        std::erase_if(m_reloads, [&](const PendingReload& p) { return p.service == i; });
+        superseded[i] = true;
         m_reloads.push_back(PendingReload{i, std::nullopt, false});
         touch(i).stop(now, m_actions, AfterStop::stay_stopped, std::nullopt);
     }
+    auto old_end = m_reloads.begin() + static_cast<std::ptrdiff_t>(pending_before);
+    m_reloads.erase(std::remove_if(m_reloads.begin(), old_end,
+                                   [&](const PendingReload& p) { return superseded[p.service]; }),
+                    old_end);
     build_graph();
     for (std::size_t i : added) {
         if (m_services[i]->spec().autostart) {

@@ -153,6 +153,10 @@ Service& Supervisor::touch(std::size_t service) {
         m_is_touched[service] = true;
         m_touched.push_back(service);
     }
+    if (m_shutting_down && !m_is_shutdown_check[service]) {
+        m_is_shutdown_check[service] = true;
+        m_shutdown_check.push_back(service);
+    }
     return *m_services[service];
 }
 
@@ -326,12 +330,30 @@ void Supervisor::shutdown(Now now, int status) {
     }
     m_shutting_down = true;
     m_exit_status = status;
-    for (std::size_t i = 0; i < m_services.size(); ++i) {
-        touch(i).forbid_restarts();
+    const std::size_t n = m_services.size();
+    m_is_shutdown_check.assign(n, false);
+    m_counted_down.assign(n, false);
+    m_had_process.assign(n, false);
+    m_with_process = 0;
+    m_dependents_up.assign(n, 0);
+    for (std::size_t i : m_order) {
+        m_dependents_up[i] = m_dependents[i].size();
+    }
+    m_unsent = m_order.size();
+    for (std::size_t i = 0; i < n; ++i) {
+        touch(i).forbid_restarts();  // and every service is looked at once
     }
     if (m_daemon.shutdown_timeout > Duration::zero()) {
         m_shutdown_deadline = now.mono + m_daemon.shutdown_timeout;
     }
+    // What nothing starts after stops at once; settle_shutdown() releases the rest.
+    std::vector<std::size_t> ready;
+    for (std::size_t i : m_order) {
+        if (m_dependents_up[i] == 0) {
+            ready.push_back(i);
+        }
+    }
+    stop_for_shutdown(ready, now);
     settle(now);
 }
 
@@ -437,29 +459,50 @@ void Supervisor::launch_ready(Now now) {
 }
 
 // Stops each service once everything that starts after it has stopped: dependents
-// first, and services with no order between them at the same time.
+// first, and services with no order between them at the same time (shutdown() stops
+// the first of them). Only the services touched since the last pass are looked at: a
+// service that went down releases its dependencies, and those with no dependent left
+// up are stopped, in waves until none is released.
 void Supervisor::settle_shutdown(Now now) {
-    for (auto it = m_order.rbegin(); it != m_order.rend(); ++it) {
-        std::size_t i = *it;
-        if (m_stop_sent[i]) {
-            continue;
+    std::vector<std::size_t> ready;
+    while (!m_shutdown_check.empty()) {
+        std::vector<std::size_t> check;
+        check.swap(m_shutdown_check);
+        for (std::size_t j : check) {
+            m_is_shutdown_check[j] = false;
+            const bool has = m_services[j]->has_process();
+            if (has != m_had_process[j]) {
+                m_had_process[j] = has;
+                has ? ++m_with_process : --m_with_process;
+            }
+            if (m_stop_sent[j] && !has && !m_counted_down[j]) {
+                m_counted_down[j] = true;
+                for (std::size_t d : m_dependencies[j]) {
+                    if (--m_dependents_up[d] == 0) {
+                        ready.push_back(d);
+                    }
+                }
+            }
         }
-        bool dependents_down = std::all_of(
-            m_dependents[i].begin(), m_dependents[i].end(),
-            [&](std::size_t j) { return m_stop_sent[j] && !m_services[j]->has_process(); });
-        if (dependents_down) {
-            m_stop_sent[i] = true;
-            touch(i).stop(now, m_actions, AfterStop::shutdown, m_shutdown_deadline);
-        }
+        stop_for_shutdown(ready, now);
     }
-    bool all_down = std::all_of(m_services.begin(), m_services.end(),
-                                [](const auto& s) { return !s->has_process(); });
-    bool all_sent =
-        std::all_of(m_order.begin(), m_order.end(), [&](std::size_t i) { return m_stop_sent[i]; });
-    if (all_down && all_sent && !m_exit_sent) {
+    if (m_with_process == 0 && m_unsent == 0 && !m_exit_sent) {
         m_exit_sent = true;
         m_actions.push_back(ExitAction{m_exit_status});
     }
+}
+
+void Supervisor::stop_for_shutdown(std::vector<std::size_t>& services, Now now) {
+    std::sort(services.begin(), services.end(),
+              [&](std::size_t a, std::size_t b) { return m_position[a] > m_position[b]; });
+    for (std::size_t i : services) {
+        if (!m_stop_sent[i]) {
+            m_stop_sent[i] = true;
+            --m_unsent;
+            touch(i).stop(now, m_actions, AfterStop::shutdown, m_shutdown_deadline);
+        }
+    }
+    services.clear();
 }
 
 std::optional<TimePoint> Supervisor::next_deadline() const {

@@ -112,6 +112,8 @@ private:
     // Reload (reload.cpp): replacements and removals wait for the old run to end.
     void settle_reload(Now now);
     void settle_shutdown(Now now);
+    // Stops `services` (in reverse start order) for the shutdown.
+    void stop_for_shutdown(std::vector<std::size_t>& services, Now now);
     bool dependencies_satisfied(std::size_t service) const;
     double draw() { return m_random01 ? m_random01() : 0.5; }
     // Feeds one crash to the daemon-wide storm score.
@@ -142,6 +144,17 @@ private:
     int m_exit_status = 0;
     std::optional<TimePoint> m_shutdown_deadline;
     std::vector<bool> m_stop_sent;
+    // Shutdown costs what it touches too: every service touched while shutting down is
+    // looked at once by settle_shutdown() (m_shutdown_check). A service is down once its
+    // stop was sent and it has no process; each down service counts once against its
+    // dependencies' m_dependents_up, and one that reaches zero is stopped.
+    std::vector<std::size_t> m_shutdown_check;
+    std::vector<bool> m_is_shutdown_check;
+    std::vector<std::size_t> m_dependents_up;  // service → dependents not down yet
+    std::vector<bool> m_counted_down;
+    std::vector<bool> m_had_process;  // as settle_shutdown() last saw it
+    std::size_t m_with_process = 0;   // services with a process, likewise
+    std::size_t m_unsent = 0;         // ordered services whose stop is not sent
 
     // The indices (see the header comment); every vector is sized like m_services
     // once build_graph() has run, which it does before a new slot is touched.

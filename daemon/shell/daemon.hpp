@@ -55,6 +55,9 @@ struct DaemonOptions {
     std::string socket_note;
     // NOTIFY_SOCKET and WATCHDOG_USEC of pkitd's own unit (SPEC §11 "Under systemd").
     SystemdEnvironment systemd;
+    // What the start-up load parsed, for the reloads to reuse (null: every reload
+    // parses every file).
+    std::shared_ptr<config::LoadCache> load_cache;
 };
 
 class RequestHandler;

@@ -49,7 +49,7 @@ void Daemon::start_reload(std::vector<ReloadDone> waiting) {
     m_systemd.reloading();
     // Copies of what the worker needs: the loop's state is never shared with it.
     auto started = m_loading.start(
-        m_options.config_dir, config::default_load_options(),
+        m_options.config_dir, config::default_load_options(), m_options.load_cache,
         [this, waiting](config::LoadResult tree) { finish_reload(std::move(tree), waiting); });
     if (!started) {
         std::string why = "cannot start reading the configuration: " + started.error();

@@ -9,6 +9,7 @@ struct BackgroundLoad::Job {
     uv_work_t req{};
     std::string dir;
     config::LoadOptions options;
+    std::shared_ptr<config::LoadCache> cache;
     Done done;
     BackgroundLoad* owner = nullptr;  // null once detached
     std::optional<config::LoadResult> result;
@@ -25,11 +26,13 @@ BackgroundLoad::~BackgroundLoad() {
 }
 
 std::expected<void, std::string> BackgroundLoad::start(std::string dir, config::LoadOptions options,
+                                                       std::shared_ptr<config::LoadCache> cache,
                                                        Done done) {
     auto job = std::make_unique<Job>();
     job->req.data = job.get();
     job->dir = std::move(dir);
     job->options = options;
+    job->cache = std::move(cache);
     job->done = std::move(done);
     job->owner = this;
     int rc = uv_queue_work(m_loop, &job->req, &BackgroundLoad::work, &BackgroundLoad::after_work);
@@ -44,7 +47,7 @@ std::expected<void, std::string> BackgroundLoad::start(std::string dir, config::
 void BackgroundLoad::work(uv_work_t* req) {
     Job* job = static_cast<Job*>(req->data);
     try {
-        job->result = config::load_tree(job->dir, job->options);
+        job->result = config::load_tree(job->dir, job->options, job->cache.get());
     } catch (...) {
         // load_tree() reports even resource exhaustion as a diagnostic; should
         // anything escape it, the result stays empty and counts as a failed load.

@@ -13,6 +13,7 @@
 
 #include <expected>
 #include <functional>
+#include <memory>
 #include <string>
 
 #include "config/loader.hpp"
@@ -32,10 +33,12 @@ public:
     // A load is under way: start() must wait.
     bool busy() const { return m_job != nullptr; }
 
-    // Queues load_tree(dir, options) on the thread pool; `done` runs on the loop with
-    // its result, never from inside this call. Requires !busy(). The error is libuv's
-    // when the work cannot be queued (`done` is then dropped).
-    std::expected<void, std::string> start(std::string dir, config::LoadOptions options, Done done);
+    // Queues load_tree(dir, options, cache) on the thread pool; `done` runs on the loop
+    // with its result, never from inside this call. Requires !busy(). The error is
+    // libuv's when the work cannot be queued (`done` is then dropped). The job shares
+    // `cache` (null: none), which outlives a detached job that still runs.
+    std::expected<void, std::string> start(std::string dir, config::LoadOptions options,
+                                           std::shared_ptr<config::LoadCache> cache, Done done);
 
 private:
     struct Job;

@@ -49,6 +49,35 @@ TEST_CASE("shutdown stops dependents first and independent services together") {
     CHECK(sup.next_deadline() == std::nullopt);
 }
 
+TEST_CASE("a service with several dependents stops after the last of them") {
+    // db (2) has three dependents: api1 (0) and api2 (1) running, idle (3) never started.
+    config::ServiceSpec idle = spec_after("idle", {"db"});
+    idle.autostart = false;
+    Supervisor sup =
+        supervisor({spec_after("api1", {"db"}), spec_after("api2", {"db"}), spec("db"), idle});
+    sup.start(at(0));
+    sup.on_spawned(2, 1, 102, at(0));
+    sup.on_spawned(0, 1, 100, at(0));
+    sup.on_spawned(1, 1, 101, at(0));
+    sup.take_actions();
+
+    sup.shutdown(at(10));
+    CHECK(take(sup) ==
+          "signal 1 r1 pid 101 TERM group +cont | signal 0 r1 pid 100 TERM group +cont");
+    sup.on_exit(100, exited(0), at(10.5));
+    CHECK(take(sup) ==
+          "exited api1 r1 code 0 by operator | cleanup 0 pgid 100 TERM grace 5000ms | "
+          "stopped api1 r1");
+    sup.on_exit(101, exited(0), at(10.6));
+    CHECK(take(sup) ==
+          "exited api2 r1 code 0 by operator | cleanup 1 pgid 101 TERM grace 5000ms | "
+          "stopped api2 r1 | signal 2 r1 pid 102 TERM group +cont");
+    sup.on_exit(102, exited(0), at(10.7));
+    CHECK(take(sup) ==
+          "exited db r1 code 0 by operator | cleanup 2 pgid 102 TERM grace 5000ms | "
+          "stopped db r1 | exit 0");
+}
+
 TEST_CASE("shutdown with nothing running exits at once") {
     config::ServiceSpec lazy = spec("lazy");
     lazy.autostart = false;
