@@ -132,7 +132,7 @@ TEST_CASE("a line is searched in its first 2 KiB only") {
         return line;
     };
     Pattern fatal = compiled("FATAL");
-    CHECK(fatal.search(at(window - 5, "FATAL", 16 * 1024)));      // its last byte is the 2048th
+    CHECK(fatal.search(at(window - 5, "FATAL", 16 * 1024)));        // its last byte is the 2048th
     CHECK_FALSE(fatal.search(at(window - 4, "FATAL", 16 * 1024)));  // one byte past
     CHECK_FALSE(fatal.search(at(10000, "FATAL", 16 * 1024)));
     // `$` is the line's real end, not the window's: a longer line never ends in it.
