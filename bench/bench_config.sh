@@ -1,5 +1,5 @@
 #!/usr/bin/env bash
-# Configuration loading and reload figures (issue 9).
+# Configuration loading and reload figures.
 #   bench/bench_config.sh [BUILD_DIR] [N]   (BUILD_DIR default ../build; N default 10000)
 # 1. `pkitd --check` on an `after` chain of N services (each after the one before).
 # 2. A real start on the same chain (autostart = false, so nothing forks): time from

@@ -7,7 +7,7 @@
 //
 //   crashloop       --services (100) services `/bin/false`, policy on_crash, backoff
 //                   "0s", jitter false; then SIGTERM -> exit time and exit code
-//   crashloop-true  the same with `/bin/true`, policy always (issue 9's crash storm)
+//   crashloop-true  the same with `/bin/true`, policy always (crash storm)
 //   storm           50 such services under the daemon-wide guard ([storm] pause 5s,
 //                   threshold 20): CPU share from pkitd's start over 6 s, runs made
 //                   (was the ctest case "storm: the daemon-wide guard keeps 50...")

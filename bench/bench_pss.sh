@@ -1,5 +1,5 @@
 #!/bin/bash
-# PSS of pkitd with N `sleep 1000` services (issue 14), each build alternating, ROUNDS
+# PSS of pkitd with N `sleep 1000` services, each build alternating, ROUNDS
 # rounds: from smaps_rollup once all N children exist, and the largest mappings; then
 # again after a `pkitctl status` of all N (PKITCTL, default build/ctl/pkitctl beside
 # this script's tree), which brings in the code and buffers of a request. Run it

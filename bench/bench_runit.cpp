@@ -1,4 +1,4 @@
-// pkit beside runit, in the same run (issue 14): the status query with each
+// pkit beside runit, in the same run: the status query with each
 // supervisor's own tool, and start-up of many services. Every figure is a median of
 // the rounds, pkit and runit alternating, with the ratio pkit / runit beside it.
 //

@@ -1,5 +1,5 @@
 #!/usr/bin/env python3
-"""Stalled streaming clients beside a loud crash loop (issue 9): pkitd's memory and
+"""Stalled streaming clients beside a loud crash loop: pkitd's memory and
 ping latency while 100 clients subscribe and never read, and its memory once they left.
 
     bench/bench_stalled_clients.py [BUILD_DIR] [--clients 100] [--seconds 60]

@@ -126,8 +126,8 @@ struct Rlimit {
 };
 
 // A set of exit codes (0-255), as success_codes takes them. A bitset, inline: the
-// default {0} that nearly every service keeps costs no allocation, as a vector's would
-// (issue 14). The order and repeats of the file's list mean nothing and are not kept.
+// default {0} that nearly every service keeps costs no allocation, as a vector's would.
+// The order and repeats of the file's list mean nothing and are not kept.
 class ExitCodes {
 public:
     ExitCodes() = default;

@@ -1,7 +1,7 @@
 #pragma once
 // OutOfLine<T>: a part of the model that most services never set, kept on the heap
 // only once it is written, so a service that leaves it alone pays one null pointer
-// and no allocation (issue 14: 1,000 services in a few MiB).
+// and no allocation (1,000 services in a few MiB).
 //
 // It behaves as a plain T value:
 // - reading (*, ->) a part never written gives a shared, immutable T{};

@@ -15,7 +15,7 @@
 // so the model stays comparable for reload's change detection. re2 is pkitconfig's
 // private dependency; this header does not include it. The source is the RE2's own
 // copy (RE2::pattern()): a Pattern is one pointer, which every service's two
-// predicates carry whether they hold a pattern or not (issue 14).
+// predicates carry whether they hold a pattern or not.
 
 #include <cstddef>
 #include <expected>

@@ -44,7 +44,7 @@ void parse_user_group(const TableReader& top, const LoadOptions& options, Princi
         return;
     }
     if (has_user) {
-        auto uid = user.id ? user.id : user_id(*user.name);
+        auto uid = user_id(user);
         if (uid != options.uid) {
             top.diags().error(
                 pos_of(*top.get("user")),
@@ -53,7 +53,7 @@ void parse_user_group(const TableReader& top, const LoadOptions& options, Princi
         }
     }
     if (has_group) {
-        auto gid = group.id ? group.id : group_id(*group.name);
+        auto gid = group_id(group);
         if (gid != options.gid) {
             top.diags().error(
                 pos_of(*top.get("group")),
@@ -64,3 +64,21 @@ void parse_user_group(const TableReader& top, const LoadOptions& options, Princi
 }
 
 }  // namespace pkit::config::detail
+
+namespace pkit::config {
+
+std::optional<std::uint32_t> user_id(const Principal& user) {
+    if (user.id) {
+        return user.id;
+    }
+    return user.name ? user_id(*user.name) : std::nullopt;
+}
+
+std::optional<std::uint32_t> group_id(const Principal& group) {
+    if (group.id) {
+        return group.id;
+    }
+    return group.name ? group_id(*group.name) : std::nullopt;
+}
+
+}  // namespace pkit::config

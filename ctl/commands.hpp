@@ -5,7 +5,7 @@
 // subcommand was given. A runner returns the exit status, or throws CtlError.
 //
 // Only main.cpp turns these specs into CLI11 options: CLI11 is a large header-only
-// library, and one file instantiating it compiles far faster than thirteen (issue 13).
+// library, and one file instantiating it compiles far faster than thirteen.
 
 #include <functional>
 #include <optional>

@@ -139,7 +139,7 @@ int main(int argc, char** argv) {
     }
     const std::vector<std::string> args(argv + 1, argv + argc);
     // `pkitctl status` as it is mostly written, without CLI11: declaring the command
-    // line costs a status call of one service a fifth of its page faults (issue 14).
+    // line costs a status call of one service a fifth of its page faults.
     if (auto status = read_status_args(args)) {
         set_color_mode(parse_color_mode(status->global.color).value_or(ColorMode::automatic));
         return run_command([&] { return run_status(status->global, status->options); });
@@ -190,7 +190,7 @@ int main(int argc, char** argv) {
     }
 
     // Declaring a subcommand's options costs more than a short command's whole exchange
-    // with pkitd (issue 14), so only the command given is declared, unless the whole
+    // with pkitd, so only the command given is declared, unless the whole
     // app is asked for (--help, --version) or there is no command (CLI11 says so).
     auto word = command_word(args, valued);
     bool one_command = word && !needs_every_command(args);

@@ -1,5 +1,5 @@
 #pragma once
-// The commonest command lines of `pkitctl status`, read without CLI11 (issue 14): for a
+// The commonest command lines of `pkitctl status`, read without CLI11: for a
 // status of one service, declaring the command line to CLI11 cost more page faults than
 // the exchange with pkitd. Any other command line, and any word this reader is not sure
 // CLI11 reads alike, goes to CLI11 as before (main.cpp). A pure function of the words.

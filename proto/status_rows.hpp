@@ -1,7 +1,7 @@
 #pragma once
 // A reply holding status rows (status; start, stop, restart, signal, wait), read
 // straight into ServiceStatus rows as the line is scanned: no JSON tree, which for a
-// thousand services costs more than the rest of `pkitctl status` (issue 14). Reads
+// thousand services costs more than the rest of `pkitctl status`. Reads
 // every member status.cpp writes, so a whole row and a row cut down by "fields" read
 // alike; members a row lacks keep their defaults, as from_json leaves them.
 

@@ -1,6 +1,6 @@
 #include "daemon/core/explain.hpp"
 
-#include <cstdio>
+#include <charconv>
 
 #include "config/values.hpp"
 
@@ -8,19 +8,17 @@ namespace pkit::core {
 
 namespace {
 
-std::string fixed(double value) {
-    char buf[32];
-    std::snprintf(buf, sizeof buf, "%.1f", value);
-    return buf;
-}
-
+// "14:03:09": the UTC time of day of a wall-clock time in seconds since the epoch
+// (POSIX time: every day 86,400 s). Arithmetic only: the core reads no time zone.
 std::string clock_time(double wall) {
-    std::time_t t = static_cast<std::time_t>(wall);
-    std::tm tm{};
-    gmtime_r(&t, &tm);
-    char buf[16];
-    std::strftime(buf, sizeof buf, "%H:%M:%S", &tm);
-    return buf;
+    constexpr long long k_day = 86400;
+    long long second = ((static_cast<long long>(wall) % k_day) + k_day) % k_day;
+    std::string text;
+    for (long long part : {second / 3600, second / 60 % 60, second % 60}) {
+        text +=
+            (text.empty() ? "" : ":") + std::string(part < 10 ? "0" : "") + std::to_string(part);
+    }
+    return text;
 }
 
 std::string window_words(const Service& s, const Decision& d) {
@@ -76,6 +74,87 @@ std::string count_words(long long count, std::string_view noun) {
     return std::to_string(count) + " " + std::string(noun) + (count == 1 ? "" : "s");
 }
 
+std::string one_decimal(double value) {
+    char buf[32];
+    auto written = std::to_chars(buf, buf + sizeof buf, value, std::chars_format::fixed, 1);
+    if (written.ec != std::errc{}) {
+        written = std::to_chars(buf, buf + sizeof buf, value);  // too large for fixed
+    }
+    return std::string(buf, written.ptr);
+}
+
+double restart_in(const Service& s, Now now) {
+    return s.restart_at() ? std::max(0.0, config::to_seconds(*s.restart_at() - now.mono)) : 0.0;
+}
+
+std::string restart_words(const Service& s, Now now) {
+    return "restart " + std::to_string(s.restarts()) + " in " + one_decimal(restart_in(s, now)) +
+           " s";
+}
+
+namespace {
+
+std::string waiting_text(const Supervisor& supervisor, std::size_t index, Now now) {
+    const Service& s = supervisor.service(index);
+    auto deps = supervisor.unsatisfied_dependencies(index);
+    std::string words;
+    for (const auto& n : deps) {
+        words += (words.empty() ? "" : "; ") + dependency_words(supervisor, n, now);
+    }
+    return deps.empty()
+               ? "about to start run " + std::to_string(s.run() + 1) + "."
+               : "waiting for " + words + " before run " + std::to_string(s.run() + 1) + ".";
+}
+
+std::string storm_pause_text(const Supervisor& supervisor, const Service& s, Now now) {
+    const Decision& d = s.last_decision();
+    std::string until = "storm pause until " + clock_time(now.wall + restart_in(s, now));
+    if (s.held_by_daemon()) {
+        return until + ": the daemon-wide storm guard tripped (threshold " +
+               one_decimal(supervisor.daemon_spec().storm.threshold) +
+               "), every pending restart waits; " + restart_words(s, now) + ".";
+    }
+    return until + ": score " + one_decimal(d.storm_score) + " reached threshold " +
+           one_decimal(s.spec().storm->threshold) + "; " + restart_words(s, now) + ".";
+}
+
+// The sentence of `explain`: what the service is doing and why, by state.
+std::string state_text(const Supervisor& supervisor, std::size_t index, Now now) {
+    const Service& s = supervisor.service(index);
+    const Decision& d = s.last_decision();
+    switch (s.state()) {
+        case State::waiting:
+            return waiting_text(supervisor, index, now);
+        case State::starting:
+            return "run " + std::to_string(s.run()) + " is starting and not ready yet.";
+        case State::running:
+            return "running: run " + std::to_string(s.run()) + ", pid " + std::to_string(s.pid()) +
+                   ", " + count_words(s.restarts(), "restart") + " so far.";
+        case State::stopping:
+            return "run " + std::to_string(s.run()) + " is being stopped.";
+        case State::backoff:
+            return restart_words(s, now) + ": backoff step " + std::to_string(d.backoff_step) +
+                   window_words(s, d) + ". The last run: " + d.why + ".";
+        case State::storm_pause:
+            return storm_pause_text(supervisor, s, now);
+        case State::stopped:
+            return "stopped by the operator (or autostart = false); `pkitctl start " + s.name() +
+                   "` starts it.";
+        case State::done:
+        case State::failed:
+            return std::string(s.state() == State::done ? "done" : "failed") + " (" +
+                   stopped_words(s) + "): " + d.why + ". Not restarted until `pkitctl start " +
+                   s.name() + "`.";
+    }
+    return "";
+}
+
+}  // namespace
+
+std::string stopped_words(const Service& s) {
+    return s.stopped_reason() ? std::string(to_string(*s.stopped_reason())) : "unknown";
+}
+
 Explanation explain(const Supervisor& supervisor, std::size_t index, Now now) {
     const Service& s = supervisor.service(index);
     const Decision& d = s.last_decision();
@@ -95,74 +174,16 @@ Explanation explain(const Supervisor& supervisor, std::size_t index, Now now) {
         fact("storm_threshold", s.spec().storm->threshold);
     }
     add_definition_facts(s.spec(), e.facts);
-
-    switch (s.state()) {
-        case State::waiting: {
-            auto deps = supervisor.unsatisfied_dependencies(index);
-            std::string words;
-            for (const auto& n : deps) {
-                words += (words.empty() ? "" : "; ") + dependency_words(supervisor, n, now);
-            }
-            e.text = deps.empty() ? "about to start run " + std::to_string(s.run() + 1) + "."
-                                  : "waiting for " + words + " before run " +
-                                        std::to_string(s.run() + 1) + ".";
-            break;
-        }
-        case State::starting:
-            e.text = "run " + std::to_string(s.run()) + " is starting and not ready yet.";
-            break;
-        case State::running:
-            e.text = "running: run " + std::to_string(s.run()) + ", pid " +
-                     std::to_string(s.pid()) + ", " + count_words(s.restarts(), "restart") +
-                     " so far.";
-            break;
-        case State::stopping:
-            e.text = "run " + std::to_string(s.run()) + " is being stopped.";
-            break;
-        case State::backoff: {
-            double in = s.restart_at()
-                            ? std::max(0.0, config::to_seconds(*s.restart_at() - now.mono))
-                            : 0.0;
-            fact("next_restart_in", in);
-            e.text = "restart " + std::to_string(s.restarts()) + " in " + fixed(in) +
-                     " s: backoff step " + std::to_string(d.backoff_step) + window_words(s, d) +
-                     ". The last run: " + d.why + ".";
-            break;
-        }
-        case State::storm_pause: {
-            double in = s.restart_at()
-                            ? std::max(0.0, config::to_seconds(*s.restart_at() - now.mono))
-                            : 0.0;
-            fact("next_restart_in", in);
-            if (s.held_by_daemon()) {
-                fact("daemon_storm_score", supervisor.daemon_storm_score(now.mono));
-                e.text = "storm pause until " + clock_time(now.wall + in) +
-                         ": the daemon-wide storm guard tripped (threshold " +
-                         fixed(supervisor.daemon_spec().storm.threshold) +
-                         "), every pending restart waits; restart " + std::to_string(s.restarts()) +
-                         " in " + fixed(in) + " s.";
-                break;
-            }
-            e.text = "storm pause until " + clock_time(now.wall + in) + ": score " +
-                     fixed(d.storm_score) + " reached threshold " +
-                     fixed(s.spec().storm->threshold) + "; restart " +
-                     std::to_string(s.restarts()) + " in " + fixed(in) + " s.";
-            break;
-        }
-        case State::stopped:
-            e.text = "stopped by the operator (or autostart = false); `pkitctl start " + s.name() +
-                     "` starts it.";
-            break;
-        case State::done:
-        case State::failed: {
-            std::string reason = s.stopped_reason() ? std::string(to_string(*s.stopped_reason()))
-                                                    : std::string("unknown");
-            fact("stopped", reason);
-            e.text = std::string(s.state() == State::done ? "done" : "failed") + " (" + reason +
-                     "): " + d.why + ". Not restarted until `pkitctl start " + s.name() + "`.";
-            break;
-        }
+    if (s.state() == State::backoff || s.state() == State::storm_pause) {
+        fact("next_restart_in", restart_in(s, now));
     }
+    if (s.held_by_daemon() && s.state() == State::storm_pause) {
+        fact("daemon_storm_score", supervisor.daemon_storm_score(now.mono));
+    }
+    if (s.state() == State::done || s.state() == State::failed) {
+        fact("stopped", stopped_words(s));
+    }
+    e.text = state_text(supervisor, index, now);
     return e;
 }
 

@@ -28,6 +28,16 @@ Explanation explain(const Supervisor& supervisor, std::size_t service, Now now);
 // `noun` is the singular; the plural adds an "s".
 std::string count_words(long long count, std::string_view noun);
 
+// A figure in words, with one decimal: "1.6" (every rounded figure of explain and
+// readiness goes through it).
+std::string one_decimal(double value);
+// The seconds left before the service's pending restart; 0 without one, or when due.
+double restart_in(const Service& s, Now now);
+// "restart 3 in 1.6 s": the restart about to happen and the time left before it.
+std::string restart_words(const Service& s, Now now);
+// Why supervision ended (SPEC §5 `stopped`), or "unknown".
+std::string stopped_words(const Service& s);
+
 // Appends the facts that describe the service's definition (explain_definition.cpp):
 // command, cwd, user, unix_group, after, policy, within, liveness, readiness.
 void add_definition_facts(const config::ServiceSpec& spec,

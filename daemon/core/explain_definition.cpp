@@ -41,10 +41,10 @@ FactValue principal(const config::Principal& p) {
     return nullptr;
 }
 
-// "http http://127.0.0.1:8080/ every 10s, timeout 1s, 3 failures"; null without one.
-FactValue probe_words(const config::ProbeSpec& probe, bool liveness) {
+// "http http://127.0.0.1:8080/ every 10s, timeout 1s, 3 failures"; nullopt without one.
+std::optional<std::string> probe_words(const config::ProbeSpec& probe, bool liveness) {
     if (!probe.enabled()) {
-        return nullptr;
+        return std::nullopt;
     }
     std::string text(config::to_string(probe.kind));
     if (probe.kind == config::ProbeKind::watchdog) {
@@ -57,6 +57,12 @@ FactValue probe_words(const config::ProbeSpec& probe, bool liveness) {
         text += ", " + std::to_string(probe.failures) + " failures";
     }
     return text;
+}
+
+// Words as a fact, null without them. (A FactValue is built once, never assigned: a
+// variant's assignment carries a throw of bad_variant_access, which the core has none of.)
+FactValue or_null(std::optional<std::string> text) {
+    return text ? FactValue(std::move(*text)) : FactValue(nullptr);
 }
 
 }  // namespace
@@ -78,16 +84,14 @@ void add_definition_facts(const config::ServiceSpec& spec,
     fact("after", after.empty() ? FactValue(nullptr) : FactValue(after));
     fact("policy", std::string(config::to_string(spec.restart.policy)));
     fact("within", config::to_seconds(spec.restart.within));
-    fact("liveness", probe_words(*spec.health, true));
-    FactValue readiness = probe_words(spec.ready->probe, false);
-    if (spec.ready->notify) {
-        readiness = std::string("notify");
+    fact("liveness", or_null(probe_words(*spec.health, true)));
+    std::optional<std::string> readiness = spec.ready->notify
+                                               ? std::optional<std::string>("notify")
+                                               : probe_words(spec.ready->probe, false);
+    if (readiness) {  // notify or a probe: [ready] is enabled
+        *readiness += ", within " + config::format_duration(spec.ready->timeout);
     }
-    if (spec.ready->enabled()) {
-        readiness = std::get<std::string>(readiness) + ", within " +
-                    config::format_duration(spec.ready->timeout);
-    }
-    fact("readiness", readiness);
+    fact("readiness", or_null(std::move(readiness)));
 }
 
 }  // namespace pkit::core

@@ -10,7 +10,7 @@ void OutputTail::append(Stream stream, std::string_view text, double at) {
         return;
     }
     if (text.size() > m_max_bytes) {
-        text = text.substr(text.size() - m_max_bytes);
+        text.remove_prefix(text.size() - m_max_bytes);
         m_truncated = true;
     }
     while (m_count > 0 && (m_count >= m_max_lines || m_bytes + text.size() > m_max_bytes)) {

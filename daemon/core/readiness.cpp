@@ -1,26 +1,12 @@
 #include "daemon/core/readiness.hpp"
 
 #include <algorithm>
-#include <cstdio>
+
+#include "daemon/core/explain.hpp"
 
 namespace pkit::core {
 
 namespace {
-
-std::string one_decimal(double value) {
-    char buf[32];
-    std::snprintf(buf, sizeof buf, "%.1f", value);
-    return buf;
-}
-
-// "restart 3 in 1.6 s": the restart about to happen and the time left before it.
-std::string restart_words(const Service& s, Now now) {
-    double in = 0.0;
-    if (s.restart_at()) {
-        in = std::max(0.0, std::chrono::duration<double>(*s.restart_at() - now.mono).count());
-    }
-    return "restart " + std::to_string(s.restarts()) + " in " + one_decimal(in) + " s";
-}
 
 std::string joined(const std::vector<std::string>& names) {
     std::string text;
@@ -65,8 +51,7 @@ std::optional<std::string> not_ready_reason(const Supervisor& supervisor, std::s
         case State::storm_pause:
             return "storm_pause: " + restart_words(s, now);
         case State::failed:
-            return "failed: " + (s.stopped_reason() ? std::string(to_string(*s.stopped_reason()))
-                                                    : std::string("unknown"));
+            return "failed: " + stopped_words(s);
     }
     return std::nullopt;
 }

@@ -51,13 +51,9 @@ State Service::state() const {
     return State::stopped;
 }
 
-bool Service::restart_phase() const {
+bool Service::restart_pending() const {
     return m_phase == Phase::restart_due || m_phase == Phase::backoff ||
            m_phase == Phase::storm_pause || m_phase == Phase::storm_hold;
-}
-
-bool Service::restart_pending() const {
-    return restart_phase();
 }
 
 Event Service::event(EventType type, Now now) const {
@@ -141,10 +137,10 @@ void Service::rotate_tails() {
     m_match_output = m_spec.stop_when->output_matches || m_spec.give_up_when->output_matches;
 }
 
-Outcome Service::on_spawned(std::uint64_t run, pid_t pid, Now now, Actions& out) {
-    Outcome outcome;
-    if (run != m_run || (m_phase != Phase::starting && m_phase != Phase::cancelled)) {
-        return outcome;
+void Service::on_spawned(std::uint64_t run, pid_t pid, Now now, Actions& out) {
+    // Once a run: a report for a run whose pid is known means nothing.
+    if (run != m_run || m_pid != 0 || (m_phase != Phase::starting && m_phase != Phase::cancelled)) {
+        return;
     }
     m_pid = pid;
     m_last_launch_error.reset();
@@ -161,7 +157,7 @@ Outcome Service::on_spawned(std::uint64_t run, pid_t pid, Now now, Actions& out)
         m_phase = Phase::starting;
         begin_stop(now, out, KilledBy::operator_, m_cancel_deadline);
         m_cancel_deadline.reset();
-        return outcome;
+        return;
     }
     if (m_spec.timeout > Duration::zero()) {
         timer(Timer::run_timeout) = now.mono + m_spec.timeout;
@@ -171,27 +167,25 @@ Outcome Service::on_spawned(std::uint64_t run, pid_t pid, Now now, Actions& out)
         // dependents wait for it to finish (SPEC §2 `type`).
         m_phase = Phase::running;
         start_liveness(now);
-        return outcome;
+        return;
     }
     if (!m_spec.ready->enabled()) {
         // Without [ready], a run is ready as soon as its exec succeeded.
         m_ready = true;
-        outcome.ready_changed = true;
         m_phase = Phase::running;
         start_liveness(now);
-        return outcome;
+        return;
     }
     timer(Timer::ready_timeout) = now.mono + m_spec.ready->timeout;
     if (m_spec.ready->probe.enabled()) {
         timer(Timer::ready_probe) = now.mono + m_spec.ready->probe.interval;
     }
-    return outcome;
 }
 
 Outcome Service::on_launch_failed(std::uint64_t run, const LaunchFailure& failure, Now now,
                                   Actions& out, double u01) {
     Outcome outcome;
-    if (run != m_run || (m_phase != Phase::starting && m_phase != Phase::cancelled)) {
+    if (run != m_run || m_pid != 0 || (m_phase != Phase::starting && m_phase != Phase::cancelled)) {
         return outcome;
     }
     m_last_launch_error = failure.message;
@@ -235,7 +229,6 @@ Outcome Service::on_exit(std::uint64_t run, const ProcessExit& status, Now now, 
 
     const pid_t pgid = m_pid;
     m_pid = 0;
-    outcome.ready_changed = m_ready;
     m_ready = false;
     m_timers = {};
     if (m_spec.stop.mode == config::StopMode::group) {

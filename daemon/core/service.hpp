@@ -16,58 +16,83 @@
 //   storm_hold    the same, held by the daemon-wide storm guard (state storm_pause)
 //   stopped / done / failed   supervision ended (SPEC §5 `stopped` says why)
 //
-// Every input, by phase ("-": ignored; [x] a deadline; → the next phase):
-//   input              in                       transition and actions
-//   want_up            stopped/done/failed      → waiting (fresh: counters reset)
-//                      backoff/storm_*          → waiting (the rest of the wait skipped)
-//                      stopping/cancelled       after the exit: relaunch
-//   launch             waiting/restart_due      → starting; Spawn
-//   spawned            starting                 Emit started; [run_timeout]; → running
-//                                               (no [ready]: ready; oneshot: not ready)
-//                                               or [ready_timeout] [ready_probe]
-//                      cancelled                Emit started; → stopping (operator)
-//   launch failed      starting                 Emit exited; the gates (below)
-//                      cancelled                Emit exited; → stopped | waiting
-//   exit               stopping by operator,    Emit exited [Cleanup]; → stopped
-//                      or shutting down           (Emit stopped) | waiting (relaunch)
-//                      starting/running/        Emit exited [Cleanup]; the gates:
-//                      stopping (pkitd's kill)    → done | failed (Emit stopped, gave_up,
-//                                                 restarts_exhausted) | backoff |
-//                                                 storm_pause (Emit storm_pause) |
-//                                                 restart_due (no delay); Emit restarting
-//   probe (ready)      starting                 ok: ready, → running (Emit ready);
-//                                               failed: [ready_probe] again
-//   probe (health)     running                  health streak; `failures` in a row:
-//                                               Emit liveness_kill, → stopping
-//   notify             starting                 READY=1: as a ready probe's success;
-//                                               EXTEND_TIMEOUT_USEC: [ready_timeout] later
-//                      running                  WATCHDOG=1: [watchdog] again, healthy
-//   deadline           starting                 [run_timeout], [ready_timeout]: → stopping;
-//                                               [ready_probe]: Probe
-//                      running                  [run_timeout]: → stopping; [health_probe]:
-//                                               Probe; [watchdog]: one failed probe
-//                      stopping                 [kill]: SIGKILL
-//                      backoff/storm_*          [restart]: → restart_due
-//   stop (operator)    starting/running         Signal; → stopping; [kill]
-//                      starting with pid 0      → cancelled (acted on when spawned/failed)
-//                      stopping                 a pkitd kill becomes an operator stop
-//                      waiting/restart_due/     → stopped (Emit stopped), or waiting for
-//                      backoff/storm_*            a restart (after = relaunch)
-//                      stopped/done/failed      restart: as want_up (fresh)
-//   group restart      starting/running (pid)   counted in restarts; as a restart
-//   root restart       any                      counted; fresh policy; a process is
-//                                               stopped and relaunched, else → waiting
-//   reload             no process               new spec, fresh counters
-//   shutdown           any                      no restart, no gates from now on; then
-//                                               stop (after = shutdown), with the deadline
-//   kill_now           a process                SIGKILL; → stopping (no crash follows)
-//   storm hold         restart_due/backoff/     → storm_hold [restart] = the pause's end
-//                      storm_pause                (or storm_pause if its own ends later)
+// Every input by phase: the phase it leaves the service in; "-": nothing changes
+// (no action, no field); "·": the phase stays, with the effects the note names. Inputs
+// for a run other than the current one are "-" everywhere. `lnch` and `strt` are both
+// the phase `starting`: launched with no pid reported yet, and spawned (pid known).
+// tests/unit/core/test_state_grid.cpp reads this grid and drives every cell.
 //
-//   "The gates": SPEC §3's order decides done | failed | backoff | storm_pause. A
-//   launch failure is a completed run that never had a process: it goes through the
-//   gates too. An exit, probe result or notify for a run other than the current one is
-//   ignored. Each deadline is armed only in the phases that dispatch it above.
+//   input \ phase     wait due  lnch strt canc run  stop back stpa hold stpd done fail
+//   want_up           -    -    -    -    ·    -    ·    wait wait wait wait wait wait
+//   launch            lnch lnch -    -    -    -    -    -    -    -    -    -    -
+//   spawned           -    -    run  -    stop -    -    -    -    -    -    -    -
+//   launch_failed     -    -    back -    stpd -    -    -    -    -    -    -    -
+//   exit              -    -    -    back -    back stpd -    -    -    -    -    -
+//   deadline          -    -    -    stop -    ·    ·    due  due  due  -    -    -
+//   stop              stpd stpd canc stop -    stop -    stpd stpd stpd -    -    -
+//   restart           -    -    canc stop ·    stop ·    due  due  due  wait wait wait
+//   hold_until        -    hold -    -    -    -    -    hold hold ·    -    -    -
+//   group_restart     -    -    -    stop -    stop -    -    -    -    -    -    -
+//   root_restart      wait wait canc stop ·    stop ·    wait wait wait wait wait wait
+//   replace_spec      ·    wait ·    ·    ·    ·    ·    ·    ·    ·    ·    ·    ·
+//   set_group         ·    ·    ·    ·    ·    ·    ·    ·    ·    ·    ·    ·    ·
+//   forbid_restarts   ·    ·    ·    ·    ·    ·    ·    ·    ·    ·    ·    ·    ·
+//   kill_now          -    -    -    stop -    stop ·    -    -    -    -    -    -
+//   record_output     -    ·    ·    ·    ·    ·    ·    ·    ·    ·    ·    ·    ·
+//   ready_ok          -    -    -    run  -    -    -    -    -    -    -    -    -
+//   ready_failed      -    -    -    ·    -    -    -    -    -    -    -    -    -
+//   health_ok         -    -    -    -    -    ·    -    -    -    -    -    -    -
+//   health_failed     -    -    -    -    -    stop -    -    -    -    -    -    -
+//   notify            -    -    -    run  -    ·    ·    -    -    -    -    -    -
+//
+// Phases: wait waiting, due restart_due, lnch/strt starting, canc cancelled, run
+// running, stop stopping, back backoff, stpa storm_pause, hold storm_hold, stpd stopped.
+// The grid's cells are those of a plain service (no [ready]: `spawned` makes it
+// running; a failed run restarts after a backoff); the notes give the other outcomes.
+//
+//   want_up        (operator start, autostart) wanted up; from an end, counters
+//                  reset (fresh); a backoff's or pause's rest skipped; stopping or
+//                  cancelled: relaunched after the exit (·)
+//   launch         the Supervisor launches a waiting service whose `after` is
+//                  satisfied: Spawn, run + 1
+//   spawned        Emit started; [run_timeout]; no [ready]: ready, running; a oneshot:
+//                  running, not ready; with [ready]: strt, [ready_timeout] [ready_probe].
+//                  Cancelled: Emit started, then the stop (Signal)
+//   launch_failed  Emit exited; the gates. Cancelled: → stpd, or wait to relaunch
+//   exit           Emit exited [Cleanup]; stopping by the operator or shutting down:
+//                  → stpd (Emit stopped) or wait (relaunch); else the gates
+//   the gates      SPEC §3's order decides done | fail (Emit stopped, gave_up,
+//                  restarts_exhausted) | back | stpa (Emit storm_pause) | due (no delay);
+//                  Emit restarting. A launch failure is a completed run without a
+//                  process: it goes through the gates too
+//   deadline       (on_time, the phase's deadline due) strt: [run_timeout],
+//                  [ready_timeout] → stop, [ready_probe] Probe; run: [run_timeout] →
+//                  stop, [health_probe] Probe (·), [watchdog] a failed liveness probe;
+//                  stop: [kill] SIGKILL (·); back/stpa/hold: [restart] → due
+//   stop           (operator) Signal, [kill]; lnch: cancelled, acted on when the spawn
+//                  or its failure is reported; stop: a pkitd kill becomes an operator
+//                  stop; a pending restart: cancelled, Emit stopped
+//   restart        (stop, then relaunch) as stop, relaunched after the exit (canc: after
+//                  the report); a pending automatic restart: launched at once (due); an
+//                  end: as want_up
+//   hold_until     (the daemon-wide storm guard) a pending restart waits until the
+//                  pause's end (hold), or its own if that ends later (stpa)
+//   group_restart  (the group's strategy restarts a sibling) counted; as restart
+//   root_restart   (the failed group restarts from its root) counted, fresh policy;
+//                  as restart when a run exists, else → wait
+//   replace_spec   (reload, no process) new spec, fresh counters; due → wait
+//   set_group      (reload) the group's name
+//   forbid_restarts (shutdown) a run that ends from now on is stopped, never judged
+//   kill_now       (the shutdown deadline) SIGKILL; not a crash, not restarted
+//   record_output  a line into its run's tail; the current run's searched with
+//                  output_matches until it is judged. A service that never ran: "-"
+//   ready_ok/failed   a ready probe's result: ready (Emit ready, [health_probe]), or
+//                  [ready_probe] again
+//   health_ok/failed  a liveness probe's result: the streak (Emit health on a change);
+//                  `failures` in a row: Emit liveness_kill, → stop
+//   notify         (sd_notify, READY=1 and STATUS=) STATUS kept; READY=1 in strt with
+//                  ready.notify: as ready_ok; EXTEND_TIMEOUT_USEC: [ready_timeout]
+//                  later; WATCHDOG=1 in run: [watchdog] again, healthy
 //
 // `desired` (up/down) is kept apart from the state: "stopped by the operator" is
 // desired = down, and a run being stopped knows what follows its exit (`m_after_stop`).
@@ -90,9 +115,10 @@ using Actions = std::vector<Action>;
 // What happens once a run that pkitd is stopping has exited.
 enum class AfterStop { stay_stopped, relaunch, shutdown };
 
-// What an input did that the Supervisor acts on (the storm score, the group's
-// intensity and strategy, escalation), so that it never compares counters.
-struct Outcome {
+// What a run's end did that the Supervisor acts on (the storm score, the group's
+// intensity and strategy, escalation), so that it never compares counters. Only the
+// inputs that end a run return one; the others return nothing.
+struct [[nodiscard]] Outcome {
     struct Ended {
         StopReason reason;
         State state;  // stopped, done or failed
@@ -100,7 +126,6 @@ struct Outcome {
     bool crashed = false;             // a run ended as a crash (SPEC §3)
     std::optional<Duration> restart;  // an automatic restart was decided, after this delay
     std::optional<Ended> ended;       // supervision ended
-    bool ready_changed = false;       // the run became ready, or a ready run ended
 };
 
 class Service {
@@ -114,15 +139,15 @@ public:
     void want_up(Now now, Actions& out, bool fresh);
     // Starts run `run() + 1` (SpawnAction). Only from `waiting`.
     void launch(Now now, Actions& out);
-    Outcome on_spawned(std::uint64_t run, pid_t pid, Now now, Actions& out);
-    Outcome on_launch_failed(std::uint64_t run, const LaunchFailure& failure, Now now, Actions& out,
-                             double u01);
+    void on_spawned(std::uint64_t run, pid_t pid, Now now, Actions& out);
+    [[nodiscard]] Outcome on_launch_failed(std::uint64_t run, const LaunchFailure& failure, Now now,
+                                           Actions& out, double u01);
     // The main process of `run` ended (the shell decoded its wait status). With a
     // `cleanup_by` (the shutdown deadline), what remains of its group is killed by then.
-    Outcome on_exit(std::uint64_t run, const ProcessExit& exit, Now now, Actions& out, double u01,
-                    std::optional<TimePoint> cleanup_by = std::nullopt);
+    [[nodiscard]] Outcome on_exit(std::uint64_t run, const ProcessExit& exit, Now now, Actions& out,
+                                  double u01, std::optional<TimePoint> cleanup_by = std::nullopt);
     // Fires whatever deadline of the current phase is due at `now`.
-    Outcome on_time(Now now, Actions& out);
+    void on_time(Now now, Actions& out);
     // Stops the service: a run gets its stop signal, a pending restart is cancelled.
     // `deadline` (shutdown_timeout) caps the SIGKILL escalation.
     void stop(Now now, Actions& out, AfterStop after, std::optional<TimePoint> deadline);
@@ -130,9 +155,9 @@ public:
     // (state storm_pause). Does nothing unless a restart is pending.
     void hold_until(TimePoint until);
     // The group's strategy restarts this sibling (SPEC §6): a run in progress is
-    // stopped (not a crash) and a fresh one started; counted in `restarts`. Returns
-    // false when there was no run to restart.
-    bool restart_by_group(Now now, Actions& out);
+    // stopped (not a crash) and a fresh one started; counted in `restarts`. Nothing
+    // without a run (pid known) that is not already being stopped.
+    void restart_by_group(Now now, Actions& out);
     // A root restart of the failed group: counted in `restarts`, fresh policy state,
     // and wanted up again.
     void restart_by_root(Now now, Actions& out);
@@ -151,10 +176,9 @@ public:
     void record_output(std::uint64_t run, Stream stream, std::string_view text, double wall);
     // The result of a ProbeAction. Results for another run, or that arrive in a state
     // where they mean nothing (a ready probe of a run already ready), are ignored.
-    Outcome on_probe_result(std::uint64_t run, ProbePurpose purpose, bool ok, Now now,
-                            Actions& out);
+    void on_probe_result(std::uint64_t run, ProbePurpose purpose, bool ok, Now now, Actions& out);
     // An sd_notify datagram from run `run` (the shell has checked the sender).
-    Outcome on_notify(std::uint64_t run, const NotifyMessage& message, Now now, Actions& out);
+    void on_notify(std::uint64_t run, const NotifyMessage& message, Now now, Actions& out);
 
     // --- Queries -----------------------------------------------------------------
     const config::ServiceSpec& spec() const { return m_spec; }
@@ -184,7 +208,8 @@ public:
     int restarts() const { return m_restarts; }
     // Crashes since the counters were last made fresh (start, reload): a metric's counter.
     std::uint64_t crashes_counted() const { return m_crashes - m_crashes_at_reset; }
-    // An automatic restart has been decided and the run not launched yet.
+    // An automatic restart has been decided and the run not launched yet (the storm
+    // guard holds such services).
     bool restart_pending() const;
     // The current wait is the daemon-wide storm pause, not this service's own.
     bool held_by_daemon() const { return m_phase == Phase::storm_hold; }
@@ -236,7 +261,6 @@ private:
     OptionalTime& timer(Timer t) { return m_timers[static_cast<std::size_t>(t)]; }
     // Disarms `t` and returns true when it was due at `now`.
     bool fire(Timer t, Now now);
-    bool restart_phase() const;
 
     void emit(Actions& out, Event event) const;
     Event event(EventType type, Now now) const;
@@ -248,7 +272,7 @@ private:
     void end_stopped_run(Now now, Actions& out, Outcome& outcome);
     void begin_stop(Now now, Actions& out, KilledBy by, std::optional<TimePoint> deadline);
     void reset_counters();
-    void become_ready(Now now, Actions& out, Outcome& outcome);
+    void become_ready(Now now, Actions& out);
     void start_liveness(Now now);
     void health_result(bool ok, Now now, Actions& out);
     void clear_probes();

@@ -14,7 +14,7 @@ bool Service::fire(Timer t, Now now) {
     return true;
 }
 
-Outcome Service::on_time(Now now, Actions& out) {
+void Service::on_time(Now now, Actions& out) {
     switch (m_phase) {
         case Phase::starting:
             if (fire(Timer::run_timeout, now)) {
@@ -57,7 +57,6 @@ Outcome Service::on_time(Now now, Actions& out) {
         case Phase::failed:
             break;  // no deadline is armed
     }
-    return {};
 }
 
 std::optional<TimePoint> Service::next_deadline() const {
@@ -70,9 +69,8 @@ std::optional<TimePoint> Service::next_deadline() const {
     return next;
 }
 
-void Service::become_ready(Now now, Actions& out, Outcome& outcome) {
+void Service::become_ready(Now now, Actions& out) {
     m_ready = true;
-    outcome.ready_changed = true;
     timer(Timer::ready_timeout).reset();
     timer(Timer::ready_probe).reset();
     if (m_phase == Phase::starting) {
@@ -99,31 +97,29 @@ void Service::clear_probes() {
     timer(Timer::watchdog).reset();
 }
 
-Outcome Service::on_probe_result(std::uint64_t run, ProbePurpose purpose, bool ok, Now now,
-                                 Actions& out) {
-    Outcome outcome;
+void Service::on_probe_result(std::uint64_t run, ProbePurpose purpose, bool ok, Now now,
+                              Actions& out) {
     if (run != m_run || m_pid == 0) {
-        return outcome;
+        return;
     }
     if (purpose == ProbePurpose::ready) {
         if (m_phase != Phase::starting || m_ready) {
-            return outcome;
+            return;
         }
         if (ok) {
-            become_ready(now, out, outcome);
+            become_ready(now, out);
         } else {
             timer(Timer::ready_probe) = now.mono + m_spec.ready->probe.interval;
         }
-        return outcome;
+        return;
     }
     if (m_phase != Phase::running) {
-        return outcome;
+        return;
     }
     health_result(ok, now, out);
     if (m_phase == Phase::running) {
         timer(Timer::health_probe) = now.mono + m_spec.health->interval;
     }
-    return outcome;
 }
 
 // One liveness result: a success resets the streak; `failures` failures in a row
@@ -152,10 +148,9 @@ void Service::health_result(bool ok, Now now, Actions& out) {
     }
 }
 
-Outcome Service::on_notify(std::uint64_t run, const NotifyMessage& message, Now now, Actions& out) {
-    Outcome outcome;
+void Service::on_notify(std::uint64_t run, const NotifyMessage& message, Now now, Actions& out) {
     if (run != m_run || m_pid == 0) {
-        return outcome;
+        return;
     }
     if (message.status) {
         m_notify_status = message.status;
@@ -165,14 +160,13 @@ Outcome Service::on_notify(std::uint64_t run, const NotifyMessage& message, Now 
             now.mono + std::chrono::microseconds(*message.extend_timeout_usec);
     }
     if (message.ready && m_phase == Phase::starting && !m_ready && m_spec.ready->notify) {
-        become_ready(now, out, outcome);
+        become_ready(now, out);
     }
     if (message.watchdog && m_phase == Phase::running &&
         m_spec.health->kind == config::ProbeKind::watchdog) {
         timer(Timer::watchdog) = now.mono + m_spec.health->watchdog;
         health_result(true, now, out);
     }
-    return outcome;
 }
 
 }  // namespace pkit::core

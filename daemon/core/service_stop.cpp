@@ -70,7 +70,7 @@ void Service::stop(Now now, Actions& out, AfterStop after, std::optional<TimePoi
             timer(Timer::restart).reset();
             if (after == AfterStop::relaunch) {
                 // Still a pending automatic restart if it was one: launched at once.
-                m_phase = restart_phase() ? Phase::restart_due : Phase::waiting;
+                m_phase = restart_pending() ? Phase::restart_due : Phase::waiting;
                 break;
             }
             m_phase = Phase::stopped;
@@ -91,13 +91,12 @@ void Service::stop(Now now, Actions& out, AfterStop after, std::optional<TimePoi
     }
 }
 
-bool Service::restart_by_group(Now now, Actions& out) {
+void Service::restart_by_group(Now now, Actions& out) {
     if (m_pid == 0 || m_phase == Phase::stopping) {
-        return false;
+        return;
     }
     ++m_restarts;
     stop(now, out, AfterStop::relaunch, std::nullopt);
-    return true;
 }
 
 void Service::restart_by_root(Now now, Actions& out) {
@@ -125,7 +124,7 @@ void Service::replace_spec(config::ServiceSpec spec, std::optional<std::string> 
 }
 
 void Service::hold_until(TimePoint until) {
-    if (!restart_phase() || !m_desired_up) {
+    if (!restart_pending() || !m_desired_up) {
         return;
     }
     OptionalTime& restart = timer(Timer::restart);

@@ -405,7 +405,9 @@ void Supervisor::hold_for_daemon_storm(Now now) {
     if (m_held_until != until) {
         m_held_until = until;
         for (std::size_t i = 0; i < m_services.size(); ++i) {
-            touch(i).hold_until(until);
+            if (m_services[i]->restart_pending()) {  // hold_until does nothing to the others
+                touch(i).hold_until(until);
+            }
         }
     } else {
         for (std::size_t i : pending) {

@@ -32,7 +32,7 @@ struct Now {
 // A TimePoint or none, in the space of one (half an optional's): TimePoint::min()
 // stands for none, which no deadline or start time is (each is a `now` plus a
 // non-negative duration). Converts to and from std::optional<TimePoint>. A Service keeps
-// nine of them: with a thousand services, 72 KB less (issue 14).
+// nine of them: with a thousand services, 72 KB less.
 class OptionalTime {
 public:
     OptionalTime() = default;

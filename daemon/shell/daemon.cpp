@@ -11,6 +11,7 @@
 
 #include "config/loader.hpp"
 #include "daemon/shell/control/event_view.hpp"
+#include "daemon/shell/control/health_view.hpp"
 #include "daemon/shell/control/request_handler.hpp"
 #include "daemon/shell/http/endpoint.hpp"
 #include "daemon/shell/launch/launcher.hpp"
@@ -87,6 +88,29 @@ double Daemon::uptime() const {
     return std::chrono::duration<double>(std::chrono::steady_clock::now() - m_started).count();
 }
 
+proto::DaemonStatus Daemon::daemon_status() const {
+    proto::DaemonStatus status;
+    status.pid = static_cast<int>(::getpid());
+    status.version = std::string(proto::version());
+    status.uptime = uptime();
+    status.config_dir = m_options.config_dir;
+    status.socket = m_options.socket_path;
+    status.state = shutting_down() ? "shutting_down" : "running";
+    status.orphans_reaped = static_cast<int>(m_orphans);
+    status.storm_pauses = m_supervisor.daemon_storm_pauses();
+    return status;
+}
+
+std::vector<proto::Resources> Daemon::resources(const std::vector<std::size_t>& services) {
+    return read_group_resources(run_groups(m_supervisor, services), m_proc_stats);
+}
+
+void Daemon::command(const std::function<void(core::Supervisor&, core::Now)>& act) {
+    resolve_launches();
+    act(m_supervisor, now());
+    pump();
+}
+
 int Daemon::run() {
     // Writes to a vanished client or reader must come back as EPIPE, not kill pkitd.
     // Runs get default dispositions back before exec (the launcher resets them).
@@ -121,7 +145,8 @@ int Daemon::run() {
             signo);
         m_signals.push_back(std::move(handle));
     }
-    auto control = RequestHandler::open(*this);
+    auto control =
+        RequestHandler::open(m_loop, m_options.socket_path, static_cast<DaemonPort&>(*this));
     if (!control) {
         log("error", control.error());
         return 3;
@@ -278,9 +303,7 @@ void Daemon::handle_exit(pid_t pid, int wait_status) {
 
 void Daemon::on_signal(int signo) {
     if (signo == SIGHUP) {
-        if (m_control) {
-            m_control->reload_from_signal();
-        }
+        reload([](const ReloadResult&) {});  // answered in the log only
         return;
     }
     if (m_supervisor.shutting_down()) {

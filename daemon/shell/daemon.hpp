@@ -10,7 +10,7 @@
 //   Spawner thread (clone) ──uv_async──▶ PendingLaunches  │    → Spawner (thread: clone)
 //   report pipe ──▶ PendingLaunches ──on_spawned/on_launch_failed──▶ Supervisor
 //   timer ──on_time──▶ Supervisor                         │  Signal → kill()
-//   socket ──Request──▶ ControlHandler ──commands──▶      │  Emit   → log + events stream
+//   socket ──Request──▶ RequestHandler ──DaemonPort──▶    │  Emit   → log + events stream
 //                                                         └  Exit   → leave the loop
 
 #include <uv.h>
@@ -20,6 +20,7 @@
 #include <functional>
 #include <memory>
 #include <optional>
+#include <queue>
 #include <random>
 #include <string>
 #include <vector>
@@ -27,6 +28,7 @@
 #include "config/loader.hpp"
 #include "config/model.hpp"
 #include "daemon/core/supervisor.hpp"
+#include "daemon/shell/control/daemon_port.hpp"
 #include "daemon/shell/io/background_load.hpp"
 #include "daemon/shell/io/line_reader.hpp"
 #include "daemon/shell/io/notify_socket.hpp"
@@ -59,7 +61,10 @@ namespace http {
 class Endpoint;
 }
 
-class Daemon {
+// The Daemon is the control room's DaemonPort (privately: only the RequestHandler it
+// opens holds it that way). Every other room gets callbacks, and http::Endpoint the
+// read-only getters below.
+class Daemon : private DaemonPort {
 public:
     Daemon(uv_loop_t* loop, config::Tree tree, DaemonOptions options);
     ~Daemon();
@@ -71,40 +76,13 @@ public:
     // exit status (SPEC §1): 0, 1, 3 or 128+N.
     int run();
 
-    // --- Used by the control handler -----------------------------------------------
+    // --- Read by the HTTP endpoint -------------------------------------------------
     // Plain getters: neither waits for anything. A run still between fork and exec (or
-    // whose fork waits for a later turn, see spawn()) has no pid yet, and the core can
-    // stop or signal only a run whose pid it knows: a command that acts on runs calls
-    // resolve_launches() first.
-    core::Supervisor& supervisor() { return m_supervisor; }
-    const core::Supervisor& supervisor() const { return m_supervisor; }
-    // Spawns every deferred run, waits for the Spawner to have cloned every run submitted,
-    // then resolves every launch in flight, blocking until each child has exec'd or failed.
-    // When anything was resolved and no pump is under way, a pump follows at the next
-    // turn. Returns how many.
-    std::size_t resolve_launches();
-    core::Now now() const;
-    // Executes the Supervisor's pending actions (and those they cause) and re-arms the
-    // deadline timer. Call after every Supervisor input.
-    void pump();
-    // Pumps once at the loop's next turn: launches that exec'd in the same turn (a
-    // thousand at start-up) share one pump instead of one each, and the spawns deferred
-    // (see spawn()) go on.
-    void pump_soon();
-    void request_shutdown(const std::string& why);
-    // Re-reads and validates the whole configuration tree (SPEC §8): the files are read
-    // and checked on a libuv worker thread (BackgroundLoad), then the valid tree is
-    // applied on the loop in one go and `done` gets the outcome. Invalid: nothing
-    // changes and the error holds every positioned problem, one a line. Logged either
-    // way. Reloads asked for while a read is under way are coalesced: they share one
-    // more read, started once the current one is applied, so each sees the files as
-    // they were when it was asked. `done` is called from the loop, immediately when
-    // pkitd is shutting down, and never after the Daemon is gone.
-    using ReloadResult = std::expected<core::ReloadOutcome, std::string>;
-    using ReloadDone = std::function<void(const ReloadResult&)>;
-    void reload(ReloadDone done);
+    // whose fork waits for a later turn, see spawn()) has no pid yet.
+    const core::Supervisor& supervisor() const override { return m_supervisor; }
+    core::Now now() const override;
     // pkitd's own log: one line on stderr, text or JSON.
-    void log(std::string_view level, const std::string& message);
+    void log(std::string_view level, const std::string& message) override;
     const DaemonOptions& options() const { return m_options; }
     uv_loop_t* loop() const { return m_loop; }
     std::uint64_t orphans_reaped() const { return m_orphans; }
@@ -114,6 +92,37 @@ public:
     bool shutting_down() const { return m_supervisor.shutting_down(); }
 
 private:
+    // --- DaemonPort: what the control room asks for --------------------------------
+    proto::DaemonStatus daemon_status() const override;
+    std::vector<proto::Resources> resources(const std::vector<std::size_t>& services) override;
+    void command(const std::function<void(core::Supervisor&, core::Now)>& act) override;
+    void wake_at(core::TimePoint deadline) override;
+    // Re-reads and validates the whole configuration tree (SPEC §8): the files are read
+    // and checked on a libuv worker thread (BackgroundLoad), then the valid tree is
+    // applied on the loop in one go and `done` gets the outcome. Invalid: nothing
+    // changes and the error holds every positioned problem, one a line. Logged either
+    // way. Reloads asked for while a read is under way are coalesced: they share one
+    // more read, started once the current one is applied, so each sees the files as
+    // they were when it was asked. `done` is called from the loop, immediately when
+    // pkitd is shutting down, and never after the Daemon is gone. SIGHUP calls it too.
+    void reload(ReloadDone done) override;
+    void request_shutdown(const std::string& why) override;
+
+    // Spawns every deferred run, waits for the Spawner to have cloned every run submitted,
+    // then resolves every launch in flight, blocking until each child has exec'd or failed.
+    // When anything was resolved and no pump is under way, a pump follows at the next
+    // turn. Returns how many. A command that acts on runs calls it first: the core can
+    // stop or signal only a run whose pid it knows.
+    std::size_t resolve_launches();
+    // Executes the Supervisor's pending actions (and those they cause), answers the
+    // control requests they decided, and re-arms the deadline timer. Call after every
+    // Supervisor input.
+    void pump();
+    // Pumps once at the loop's next turn: launches that exec'd in the same turn (a
+    // thousand at start-up) share one pump instead of one each, and the spawns deferred
+    // (see spawn()) go on.
+    void pump_soon();
+
     // The open output pipes of one run. The readers' callbacks capture only a pointer
     // to this entry and a stream, which std::function holds without allocating.
     struct RunPipes {
@@ -256,6 +265,9 @@ private:
     static constexpr std::size_t k_spawns_in_flight = 8;
     // Inside on_timer: see arm_timer().
     bool m_in_timer = false;
+    // Deadlines the control room asked to be woken at (wake_at), earliest first; those
+    // due are dropped when the timer fires.
+    std::priority_queue<core::TimePoint, std::vector<core::TimePoint>, std::greater<>> m_wake_ups;
     std::optional<int> m_exit_status;
     // Reloads asked for while m_loading reads: served by the next read.
     std::vector<ReloadDone> m_reload_next;

@@ -18,8 +18,9 @@ namespace pkit::shell {
 namespace {
 
 // Calls every `done`; a throwing one must not keep the others from their answer.
-void answer(const std::vector<Daemon::ReloadDone>& waiting, const Daemon::ReloadResult& result) {
-    for (const Daemon::ReloadDone& done : waiting) {
+void answer(const std::vector<DaemonPort::ReloadDone>& waiting,
+            const DaemonPort::ReloadResult& result) {
+    for (const DaemonPort::ReloadDone& done : waiting) {
         try {
             done(result);
         } catch (const std::exception&) {

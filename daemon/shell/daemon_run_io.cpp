@@ -164,7 +164,7 @@ void Daemon::attach_pipes(std::size_t service, RunPipes& pipes, int fd, core::St
     auto& slot = stream == core::Stream::stdout_ ? pipes.out : pipes.err;
     // Two pointers' worth of trivially copyable captures: std::function keeps them in
     // its own buffer, so a run's readers cost no allocation for their callbacks (with a
-    // thousand services, four fewer allocations each; issue 14).
+    // thousand services, four fewer allocations each).
     RunPipes* entry = &pipes;
     auto on_line = [entry, stream](std::string_view line) {
         entry->daemon->on_line(entry->service, entry->run, stream, line);
@@ -322,9 +322,17 @@ void Daemon::on_timer() {
             signal_run(left.pgid, SIGKILL, true);
         }
     }
+    while (!m_wake_ups.empty() && m_wake_ups.top() <= t.mono) {
+        m_wake_ups.pop();  // the pump below answers what was waiting for it
+    }
     m_supervisor.on_time(t);
     prune_leftovers();
     pump();
+}
+
+void Daemon::wake_at(core::TimePoint deadline) {
+    m_wake_ups.push(deadline);
+    arm_timer();
 }
 
 void Daemon::arm_timer() {
@@ -334,9 +342,8 @@ void Daemon::arm_timer() {
             next = left.kill_at;
         }
     }
-    if (auto wait = m_control ? m_control->next_deadline() : std::nullopt;
-        wait && (!next || *wait < *next)) {
-        next = wait;  // a `wait` request's `within`
+    if (!m_wake_ups.empty() && (!next || m_wake_ups.top() < *next)) {
+        next = m_wake_ups.top();  // a `wait` request's `within`
     }
     if (!next) {
         m_timer.stop();

@@ -13,7 +13,7 @@
 namespace pkit::shell {
 namespace {
 
-// Allocated uninitialised: only what reads fill becomes resident (issue 14: zeroing it
+// Allocated uninitialised: only what reads fill becomes resident (zeroing it
 // kept 64 KiB of pkitd's heap resident for nothing).
 constexpr std::size_t k_read_buffer_bytes = 64 * 1024;
 

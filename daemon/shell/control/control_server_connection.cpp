@@ -24,8 +24,8 @@ constexpr std::size_t k_keep_input_capacity = 4096;
 // threshold after freeing a large block so the next ones come from the heap too; a
 // status of a thousand services, or a stalled subscriber's queue, would otherwise stay
 // resident for good. `pkitctl status` of a thousand services asks only for the fields it
-// shows: a reply of about 100 KiB, whose rows held 0.7 MiB of heap while it was built
-// (issue 14), so the mark is well below that.
+// shows: a reply of about 100 KiB, whose rows held 0.7 MiB of heap while it was built,
+// so the mark is well below that.
 constexpr std::size_t k_trim_after_bytes = 64 * 1024;
 
 // At most this many pieces go in one write (the kernel takes at most IOV_MAX, 1024).

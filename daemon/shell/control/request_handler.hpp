@@ -1,7 +1,15 @@
 #pragma once
 // The daemon's answers to control requests (SPEC §9): it turns each request into
 // Supervisor commands and status objects, keeps the replies that wait for runs to end
-// (`stop`, `restart`), and feeds the `events` and `logs --follow` streams.
+// (`stop`, `restart`) or for a condition (`wait`), and feeds the `events` and
+// `logs --follow` streams. It knows the daemon only through a DaemonPort.
+//
+// One file a request family: request_handler.cpp (the dispatch, targets, access),
+// request_handler_read.cpp (status, logs, explain), request_handler_command.cpp
+// (start, stop, restart, signal, reload), request_handler_wait.cpp (wait) and
+// request_handler_stream.cpp (events, logs --follow).
+
+#include <uv.h>
 
 #include <expected>
 #include <memory>
@@ -11,11 +19,10 @@
 #include "daemon/core/types.hpp"
 #include "daemon/core/wait.hpp"
 #include "daemon/shell/control/control_server.hpp"
+#include "daemon/shell/control/daemon_port.hpp"
 #include "proto/protocol.hpp"
 
 namespace pkit::shell {
-
-class Daemon;
 
 class RequestHandler final : public ControlHandler {
 public:
@@ -23,8 +30,10 @@ public:
     // (each may hold up to max_backlog_bytes of unwritten output).
     static constexpr std::size_t k_max_subscribers = 64;
 
-    // Opens the control socket of `daemon`'s options; the message says why it failed.
-    static std::expected<std::unique_ptr<RequestHandler>, std::string> open(Daemon& daemon);
+    // Opens the control socket at `socket_path`, its access from the Supervisor's
+    // pkitd.toml; the message says why it failed.
+    static std::expected<std::unique_ptr<RequestHandler>, std::string> open(
+        uv_loop_t* loop, const std::string& socket_path, DaemonPort& daemon);
     ~RequestHandler() override;
 
     void on_request(ConnectionId connection, proto::Request request) override;
@@ -33,25 +42,23 @@ public:
     // Called after every pump: answers `stop`/`restart` requests whose runs have ended,
     // and `wait` requests that are decided (reached, unreachable, or past `within`).
     void after_pump();
-    // The earliest `within` deadline of the pending waits, for the daemon's one timer;
-    // nullopt when none is pending, so an idle pkitd stays asleep.
-    std::optional<core::TimePoint> next_deadline() const;
     void publish(const core::Event& event);
     void publish_line(std::size_t service, std::uint64_t run, core::Stream stream,
                       std::string_view text, double wall);
-    // SIGHUP: the same reload as `pkitctl reload`, answered only in the log.
-    void reload_from_signal();
     // After a reload: pkitd.toml's control_users and control_group apply again (to the
     // connections accepted from now on) with the socket's mode and group.
     void apply_access();
 
 private:
-    explicit RequestHandler(Daemon& daemon) : m_daemon(daemon) {}
+    explicit RequestHandler(DaemonPort& daemon) : m_daemon(daemon) {}
 
     // Resolves `request.services` (or all), each service once, in order of first
     // mention; replies unknown_service and returns nullopt when a name is unknown.
     std::optional<std::vector<std::size_t>> targets(ConnectionId connection,
                                                     const proto::Request& request);
+    // The index of `request.service`; replies unknown_service and returns nullopt when
+    // there is none.
+    std::optional<std::size_t> target(ConnectionId connection, const proto::Request& request);
     void reply_ok(ConnectionId connection, const proto::json& id, const proto::json& result);
     void reply_error(ConnectionId connection, const proto::json& id, proto::ErrorCode code,
                      const std::string& message);
@@ -59,17 +66,22 @@ private:
     // The status objects of `services`, as of now.
     std::vector<proto::ServiceStatus> statuses(const std::vector<std::size_t>& services) const;
 
+    // request_handler_read.cpp
     void handle_status(ConnectionId connection, const proto::Request& request);
-    void handle_control(ConnectionId connection, const proto::Request& request);
-    void handle_signal(ConnectionId connection, const proto::Request& request);
     void handle_logs(ConnectionId connection, const proto::Request& request);
     void handle_explain(ConnectionId connection, const proto::Request& request);
+    // request_handler_command.cpp
+    void handle_control(ConnectionId connection, const proto::Request& request);
+    void handle_signal(ConnectionId connection, const proto::Request& request);
     void handle_reload(ConnectionId connection, const proto::Request& request);
-    // Takes `connection` on as a subscriber (`service` as in Follower), or, when
-    // k_max_subscribers of that kind already stream, ends it with a too_large reply and
-    // returns false. On success the caller sends the reply.
+    // Answers the pending stop/restart replies whose runs have ended; keeps the others.
+    void check_pending();
+    // request_handler_stream.cpp: takes `connection` on as a subscriber (`service` as
+    // in Follower), or, when k_max_subscribers of that kind already stream, ends it
+    // with a too_large reply and returns false. On success the caller sends the reply.
     bool subscribe(ConnectionId connection, const proto::Request& request, std::size_t service);
-    // `wait` (request_handler_wait.cpp): answered at once when decided, else kept in m_waits.
+    // request_handler_wait.cpp: answered at once when decided, else kept in m_waits
+    // with a wake-up at its `within`.
     void handle_wait(ConnectionId connection, const proto::Request& request);
     // Answers the pending waits that are decided now; keeps the others.
     void check_waits();
@@ -85,8 +97,9 @@ private:
         ConnectionId connection;
         SharedText head;        // the start of each stream line, with the request's id
         SharedText event_head;  // the same for an event line (head itself for `events`)
-        std::size_t service;    // logs --follow; SIZE_MAX for `events`
+        std::size_t service;    // logs --follow; k_events for `events`
     };
+    static constexpr std::size_t k_events = SIZE_MAX;
     bool pending_done(const Pending& pending) const;
     struct Wait {
         ConnectionId connection;
@@ -99,7 +112,7 @@ private:
     // True (and replied) when `wait` is decided at `now`.
     bool answer_wait(const Wait& wait, core::TimePoint now);
 
-    Daemon& m_daemon;
+    DaemonPort& m_daemon;
     std::unique_ptr<ControlServer> m_server;
     std::vector<Pending> m_pending;
     std::vector<Follower> m_followers;

@@ -1,7 +1,8 @@
 // `wait` (SPEC §9): the reply comes when every named service has reached the
 // condition, or as soon as one cannot reach it any more, or at `within`. Nothing polls:
 // check_waits() runs after every pump (every state change goes through one), and the
-// `within` deadline joins the daemon's one timer through next_deadline().
+// `within` deadline is handed to the daemon's one timer (DaemonPort::wake_at), whose
+// firing pumps.
 
 #include <algorithm>
 #include <chrono>
@@ -9,7 +10,6 @@
 #include <utility>
 
 #include "daemon/shell/control/request_handler.hpp"
-#include "daemon/shell/daemon.hpp"
 
 namespace pkit::shell {
 
@@ -46,12 +46,12 @@ void RequestHandler::handle_wait(ConnectionId connection, const proto::Request& 
     if (answer_wait(wait, now)) {
         return;
     }
+    m_daemon.wake_at(wait.deadline);
     m_waits.push_back(std::move(wait));
-    m_daemon.pump();  // arms the timer for `within`
 }
 
 bool RequestHandler::answer_wait(const Wait& wait, core::TimePoint now) {
-    const core::Supervisor& sup = std::as_const(m_daemon).supervisor();
+    const core::Supervisor& sup = m_daemon.supervisor();
     const core::Service* pending = nullptr;
     for (std::size_t i : wait.services) {
         const core::Service& s = sup.service(i);
@@ -92,16 +92,6 @@ void RequestHandler::check_waits() {
             m_waits.push_back(std::move(wait));
         }
     }
-}
-
-std::optional<core::TimePoint> RequestHandler::next_deadline() const {
-    std::optional<core::TimePoint> next;
-    for (const Wait& wait : m_waits) {
-        if (!next || wait.deadline < *next) {
-            next = wait.deadline;
-        }
-    }
-    return next;
 }
 
 }  // namespace pkit::shell

@@ -1,7 +1,6 @@
 #include "daemon/shell/io/notify_socket.hpp"
 
 #include <fcntl.h>
-#include <pwd.h>
 #include <sys/socket.h>
 #include <sys/stat.h>
 #include <sys/un.h>
@@ -9,6 +8,8 @@
 
 #include <cerrno>
 #include <cstring>
+
+#include "config/accounts.hpp"
 
 namespace pkit::shell {
 
@@ -208,16 +209,7 @@ bool NotifySocket::sender_allowed(pid_t pid) const {
 }
 
 std::optional<uid_t> notify_owner(const config::ServiceSpec& spec) {
-    const config::Principal& user = spec.process->user;
-    if (user.id) {
-        return static_cast<uid_t>(*user.id);
-    }
-    if (user.name) {
-        if (const passwd* entry = getpwnam(user.name->c_str())) {
-            return entry->pw_uid;
-        }
-    }
-    return std::nullopt;
+    return config::user_id(spec.process->user);
 }
 
 }  // namespace pkit::shell

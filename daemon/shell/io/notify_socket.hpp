@@ -89,7 +89,7 @@ private:
 
 // The uid a run of `spec` will have when it sets `user`, for NotifySocket::open's
 // `owner`; nullopt when it keeps pkitd's user or the name is unknown (the launch then
-// fails anyway). Looks the name up in the user database (getpwnam), like the launcher.
+// fails anyway): config::user_id, the one lookup of a configured user.
 std::optional<uid_t> notify_owner(const config::ServiceSpec& spec);
 
 }  // namespace pkit::shell

@@ -36,7 +36,7 @@ namespace pkit::shell {
 
 class Spawner {
 public:
-    // Threads in the pool. Measured (bench/README.md, issue 14 item 2): two start 1,000
+    // Threads in the pool. Measured (bench/README.md): two start 1,000
     // services 14 % faster than one, but in a crash storm they restart 55 % more often
     // and double `pkitctl status`'s latency on two cores; one it is.
     static constexpr std::size_t k_threads = 1;

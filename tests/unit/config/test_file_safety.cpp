@@ -1,4 +1,4 @@
-// Safe reading (issue 9): only regular files of at most 1 MiB are read, nothing can
+// Safe reading: only regular files of at most 1 MiB are read, nothing can
 // block or grow without bound, and every failure to read DIR or DIR/services is a
 // positioned error naming the path and the reason, never "0 services".
 

@@ -146,7 +146,7 @@ TEST_CASE("a line is searched in its first 2 KiB only") {
     CHECK(compiled("\xc3\xa9").search(accent.substr(1)));
 }
 
-// std::regex overflowed its stack or backtracked for ever on these (issue 9).
+// std::regex overflowed its stack or backtracked for ever on these.
 TEST_CASE("pathological patterns on long lines complete") {
     std::string ab;
     for (int i = 0; i < 12000; ++i) {

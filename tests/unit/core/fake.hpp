@@ -182,9 +182,13 @@ struct Driver {
         svc.on_spawned(svc.run(), pid, now, out);
         return pid;
     }
-    void exit(Now now, const ProcessExit& status) { svc.on_exit(svc.run(), status, now, out, 0.5); }
+    // The Outcomes are the Supervisor's to read (test_state_table checks them).
+    void exit(Now now, const ProcessExit& status) {
+        static_cast<void>(svc.on_exit(svc.run(), status, now, out, 0.5));
+    }
     void fail_launch(Now now, config::LaunchError kind, std::string message) {
-        svc.on_launch_failed(svc.run(), LaunchFailure{kind, std::move(message)}, now, out, 0.5);
+        static_cast<void>(svc.on_launch_failed(svc.run(), LaunchFailure{kind, std::move(message)},
+                                               now, out, 0.5));
     }
     // Lets the backoff run out and starts the next run.
     pid_t after_backoff(Now now) {

@@ -142,7 +142,7 @@ TEST_CASE("a reload's new pattern judges the runs after it") {
     CHECK(d.svc.stopped_reason() == StopReason::predicate);
 }
 
-// std::regex overflowed its stack on the first and never ended on the last (issue 9).
+// std::regex overflowed its stack on the first and never ended on the last.
 TEST_CASE("pathological patterns on long lines are judged, and the service goes on") {
     std::string ab;
     for (int i = 0; i < 12000; ++i) {

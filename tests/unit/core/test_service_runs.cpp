@@ -119,12 +119,15 @@ TEST_CASE("notices for a run other than the current one are ignored") {
     d.svc.on_spawned(1, 555, at(1.1), d.out);  // run 1 is over
     CHECK(d.svc.state() == State::starting);
     CHECK(d.svc.pid() == 0);
-    d.svc.on_launch_failed(1, LaunchFailure{LaunchError::other, "x"}, at(1.1), d.out, 0.5);
+    Outcome stale =
+        d.svc.on_launch_failed(1, LaunchFailure{LaunchError::other, "x"}, at(1.1), d.out, 0.5);
+    CHECK_FALSE(stale.crashed);
     CHECK(d.svc.state() == State::starting);
     d.svc.on_spawned(2, 101, at(1.1), d.out);
     CHECK(d.take() == "started web r2 pid 101");
 
-    d.svc.on_exit(1, exited(1), at(2), d.out, 0.5);
+    stale = d.svc.on_exit(1, exited(1), at(2), d.out, 0.5);
+    CHECK_FALSE(stale.crashed);
     CHECK(d.take() == "");
     CHECK(d.svc.state() == State::running);
     CHECK(d.svc.pid() == 101);

@@ -1,4 +1,4 @@
-// A status request for some fields only ("fields", issue 14), and the reader that takes
+// A status request for some fields only ("fields"), and the reader that takes
 // status rows straight from a reply line: the same rows as the JSON tree gives.
 
 #include "tests/unit/proto/proto_doctest.hpp"

@@ -1,0 +1,51 @@
+#pragma once
+// What the control room may ask of the daemon above it, and nothing more. The
+// RequestHandler holds a DaemonPort, never the Daemon: a request reads the
+// Supervisor, issues commands, asks for a reload or a shutdown, and asks to be woken
+// at a deadline. The Daemon calls down into the handler (after each pump, with each
+// event and output line); the handler never calls back into the Daemon's loop
+// machinery, so every request goes one way.
+
+#include <expected>
+#include <functional>
+#include <string>
+#include <string_view>
+#include <vector>
+
+#include "daemon/core/supervisor.hpp"
+#include "proto/status.hpp"
+
+namespace pkit::shell {
+
+class DaemonPort {
+public:
+    // The outcome of a reload (SPEC §8): what changed, or every positioned problem.
+    using ReloadResult = std::expected<core::ReloadOutcome, std::string>;
+    using ReloadDone = std::function<void(const ReloadResult&)>;
+
+    // The Supervisor as it is; reading never waits for anything (a run still between
+    // fork and exec shows as starting, without a pid).
+    virtual const core::Supervisor& supervisor() const = 0;
+    virtual core::Now now() const = 0;
+    // pkitd's own row of `status` (and `ping`'s facts).
+    virtual proto::DaemonStatus daemon_status() const = 0;
+    // The resources of each of `services`' process groups, in order (one /proc pass).
+    virtual std::vector<proto::Resources> resources(const std::vector<std::size_t>& services) = 0;
+    // A command on runs: every launch in flight is resolved first (the core can stop
+    // or signal only a run whose pid it knows), then `act` runs on the Supervisor, then
+    // the actions it caused are executed (after which the handler's after_pump runs).
+    virtual void command(const std::function<void(core::Supervisor&, core::Now)>& act) = 0;
+    // The daemon's one timer fires at `deadline` (or earlier), and the pump that follows
+    // calls the handler's after_pump. A wake-up nobody needs any more costs one pump.
+    virtual void wake_at(core::TimePoint deadline) = 0;
+    // The daemon's reload; `done` is called on the loop, never after the daemon is gone.
+    virtual void reload(ReloadDone done) = 0;
+    virtual void request_shutdown(const std::string& why) = 0;
+    // pkitd's own log.
+    virtual void log(std::string_view level, const std::string& message) = 0;
+
+protected:
+    ~DaemonPort() = default;
+};
+
+}  // namespace pkit::shell

@@ -1,0 +1,122 @@
+// The requests that act on runs: `start`, `stop`, `restart` (answered once the runs
+// have ended, unless no_block), `signal` and `reload` (SPEC §9). Each goes to the
+// daemon as one DaemonPort::command (or reload); the replies that wait are answered
+// by check_pending(), which the daemon's pump reaches through after_pump().
+
+#include "config/values.hpp"
+#include "daemon/shell/control/request_handler.hpp"
+#include "daemon/shell/launch/launcher.hpp"
+
+namespace pkit::shell {
+
+void RequestHandler::handle_control(ConnectionId connection, const proto::Request& request) {
+    auto services = targets(connection, request);
+    if (!services) {
+        return;
+    }
+    Pending pending{connection, request.id, request.cmd, std::move(*services), {}};
+    m_daemon.command([&](core::Supervisor& sup, core::Now now) {
+        // Every run is noted before anything is acted on, so that each is compared with
+        // its run from before the request. Noted one by one, a service acted on earlier
+        // in the same request (a name given twice, before names were merged) had its
+        // new run noted, launched but not spawned yet: the second restart did nothing to
+        // it, and the reply waited for that run to end, for ever.
+        for (std::size_t i : pending.services) {
+            pending.runs.push_back(sup.service(i).run());
+        }
+        for (std::size_t i : pending.services) {
+            if (request.cmd == proto::Command::start) {
+                sup.start_service(i, now);
+            } else if (request.cmd == proto::Command::stop) {
+                sup.stop_service(i, now);
+            } else {
+                sup.restart_service(i, now);
+            }
+        }
+    });
+    // no_block: accepted, the commands are issued (the pump sent the signals); the rows
+    // show the services as they are now, not the outcome.
+    if (request.no_block || pending_done(pending)) {
+        reply_ok(connection, request.id, services_json(pending.services));
+        return;
+    }
+    m_pending.push_back(std::move(pending));  // answered by check_pending
+}
+
+bool RequestHandler::pending_done(const Pending& pending) const {
+    const core::Supervisor& sup = m_daemon.supervisor();
+    for (std::size_t k = 0; k < pending.services.size(); ++k) {
+        const core::Service& s = sup.service(pending.services[k]);
+        core::State state = s.state();
+        if (state == core::State::stopping || state == core::State::starting) {
+            return false;
+        }
+        // A restart has happened once a new run exists, or the service is left waiting
+        // for its dependencies (after a pump, waiting means blocked).
+        if (pending.cmd == proto::Command::restart && sup.shutting_down() == false &&
+            s.run() == pending.runs[k] && state != core::State::waiting &&
+            state != core::State::stopped) {
+            return false;
+        }
+    }
+    return true;
+}
+
+void RequestHandler::check_pending() {
+    if (m_pending.empty()) {
+        return;
+    }
+    std::vector<Pending> ready;
+    std::erase_if(m_pending, [&](Pending& p) {
+        if (!pending_done(p)) {
+            return false;
+        }
+        ready.push_back(std::move(p));
+        return true;
+    });
+    for (const Pending& p : ready) {
+        reply_ok(p.connection, p.id, services_json(p.services));
+    }
+}
+
+void RequestHandler::handle_signal(ConnectionId connection, const proto::Request& request) {
+    auto services = targets(connection, request);
+    if (!services) {
+        return;
+    }
+    auto signo = config::parse_signal(request.signal);
+    if (!signo) {
+        reply_error(connection, request.id, proto::ErrorCode::bad_request,
+                    "\"signal\": unknown signal \"" + request.signal + "\"");
+        return;
+    }
+    // A command, so that a launching run gets its signal too.
+    m_daemon.command([&](core::Supervisor& sup, core::Now) {
+        for (std::size_t i : *services) {
+            const core::Service& s = sup.service(i);
+            if (s.has_process()) {
+                signal_run(s.pid(), *signo, request.group);
+            }
+        }
+    });
+    reply_ok(connection, request.id, services_json(*services));
+}
+
+// Answered when the reload has been read (on a worker thread) and applied; until
+// then the loop serves other connections, and this one's next request waits.
+void RequestHandler::handle_reload(ConnectionId connection, const proto::Request& request) {
+    m_daemon.reload([this, connection, id = request.id](const DaemonPort::ReloadResult& outcome) {
+        if (!outcome) {
+            reply_error(connection, id, proto::ErrorCode::invalid_config, outcome.error());
+            return;
+        }
+        proto::ReloadResult result;
+        result.added = outcome->added;
+        result.removed = outcome->removed;
+        result.changed = outcome->changed;
+        result.unchanged = outcome->unchanged;
+        reply_ok(connection, id, result);
+    });
+}
+
+}  // namespace pkit::shell
