@@ -133,24 +133,46 @@ TEST_CASE("flush_blocking waits, within its limit, for a slow reader to take the
     CHECK(loop.close() == 0);
 }
 
-TEST_CASE("a regular file is written directly") {
-    TestLoop loop;
+namespace {
+
+// A regular file in a temp dir, open for writing, as pkitd's stdout redirected to a file.
+struct LogFile {
     TempDir dir;
     std::string path = dir.path() + "/out.log";
     int fd = open(path.c_str(), O_WRONLY | O_CREAT | O_TRUNC | O_CLOEXEC, 0644);
-    REQUIRE(fd >= 0);
-    {
-        OutputWriter writer(loop.get(), fd);
-        CHECK(writer.direct());
-        writer.write_line("one");
-        writer.write_line("two");
-        CHECK(writer.queued_bytes() == 0);
+    ~LogFile() { close(fd); }
+    std::string text() const {
+        std::ifstream file(path);
+        std::stringstream content;
+        content << file.rdbuf();
+        return content.str();
     }
-    close(fd);
-    std::ifstream file(path);
-    std::stringstream text;
-    text << file.rdbuf();
-    CHECK(text.str() == "one\ntwo\n");
+};
+
+}  // namespace
+
+TEST_CASE("a regular file is written directly") {
+    TestLoop loop;
+    LogFile log;
+    REQUIRE(log.fd >= 0);
+    {
+        OutputWriter writer(loop.get(), log.fd);
+        CHECK(writer.direct());
+        SUBCASE("write_line: at once") {
+            writer.write_line("one");
+            writer.write_line("two");
+            CHECK(writer.queued_bytes() == 0);
+            CHECK(log.text() == "one\ntwo\n");
+        }
+        SUBCASE("batch_line: by the turn's end, or flush_blocking") {
+            writer.batch_line({"a", " | ", "one"});
+            REQUIRE(loop.run_until([&] { return writer.queued_bytes() == 0; }));
+            CHECK(log.text() == "a | one\n");
+            writer.batch_line({"a", " | ", "two"});
+            CHECK(writer.flush_blocking());
+            CHECK(log.text() == "a | one\na | two\n");
+        }
+    }
     CHECK(loop.close() == 0);
 }
 
@@ -218,32 +240,6 @@ TEST_CASE("batched lines to a stalled pipe queue to the bound, then drop, with o
             REQUIRE(lines[static_cast<std::size_t>(i)] == numbered(i));
         }
     }
-    CHECK(loop.close() == 0);
-}
-
-TEST_CASE("batched lines to a regular file reach it by the turn's end or flush_blocking") {
-    TestLoop loop;
-    TempDir dir;
-    std::string path = dir.path() + "/out.log";
-    int fd = open(path.c_str(), O_WRONLY | O_CREAT | O_TRUNC | O_CLOEXEC, 0644);
-    REQUIRE(fd >= 0);
-    auto text = [&] {
-        std::ifstream file(path);
-        std::stringstream content;
-        content << file.rdbuf();
-        return content.str();
-    };
-    {
-        OutputWriter writer(loop.get(), fd);
-        CHECK(writer.direct());
-        writer.batch_line({"a", " | ", "one"});
-        REQUIRE(loop.run_until([&] { return writer.queued_bytes() == 0; }));
-        CHECK(text() == "a | one\n");
-        writer.batch_line({"a", " | ", "two"});
-        CHECK(writer.flush_blocking());
-        CHECK(text() == "a | one\na | two\n");
-    }
-    close(fd);
     CHECK(loop.close() == 0);
 }
 
