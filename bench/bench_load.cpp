@@ -14,13 +14,17 @@
 //   probes-refused  100 `sleep` services each probed over http every 1 s at a port
 //   probes-silent   that refuses / that never answers (was test_health_load.cpp's
 //                   "status stays fast" bounds)
+//   forward         one service writing --rate MB/s (50) of --line-bytes (100) lines,
+//                   with forward = "prefix", "raw" and "none", pkitd's stdout a FIFO the
+//                   bench reads: MB/s the writer got through, status p50/p99, CPU share
 //
 //   bench_load --pkitd PATH --pkitctl PATH [--scenario all|crashloop|crashloop-true|
-//              storm|probes-refused|probes-silent] [--services 100] [--calls 300]
-//              [--max-seconds 60]
+//              storm|probes-refused|probes-silent|forward] [--services 100] [--calls 300]
+//              [--max-seconds 60] [--rate 50] [--line-bytes 100]
 
 #include <netinet/in.h>
 #include <sys/socket.h>
+#include <sys/stat.h>
 
 #include "bench/bench_util.hpp"
 
@@ -231,9 +235,113 @@ void probes(const std::string& binary, const std::string& pkitctl, bool silent) 
     print_window(w, !pkitctl.empty());
 }
 
+// The writer service (this program, --writer): `rate` bytes a second of `line_bytes`
+// lines (newline included) to stdout, blocking when pkitd does not keep up; every
+// 50 ms its total so far goes to `progress`, read by the bench.
+int writer(double rate, long line_bytes, const std::string& progress) {
+    std::string line(static_cast<std::size_t>(std::max(1L, line_bytes) - 1), 'x');
+    line.push_back('\n');
+    std::string chunk;
+    while (chunk.size() < 64 * 1024) {
+        chunk += line;
+    }
+    double begin = mono_seconds();
+    double reported = 0.0;
+    double total = 0.0;
+    for (;;) {
+        double due = (mono_seconds() - begin) * rate - total;
+        if (due < static_cast<double>(line.size())) {
+            sleep_seconds(0.0005);
+        } else {
+            auto lines =
+                std::min(static_cast<std::size_t>(due) / line.size(), chunk.size() / line.size());
+            std::size_t size = lines * line.size();
+            for (std::size_t done = 0; done < size;) {
+                ssize_t n = ::write(1, chunk.data() + done, size - done);
+                if (n <= 0) {
+                    return 1;
+                }
+                done += static_cast<std::size_t>(n);
+            }
+            total += static_cast<double>(size);
+        }
+        if (mono_seconds() - reported > 0.05) {
+            reported = mono_seconds();
+            std::string text = std::to_string(static_cast<long long>(total)) + "\n";
+            std::string tmp = progress + ".tmp";
+            std::ofstream(tmp) << text;
+            std::rename(tmp.c_str(), progress.c_str());
+        }
+    }
+}
+
+void forward(const std::string& binary, const std::string& pkitctl, const std::string& self,
+             double rate_mb, long line_bytes, long calls, double max_seconds) {
+    for (const char* mode : {"prefix", "raw", "none"}) {
+        TempDir dir("pkit-bench-load");
+        std::string progress = dir.file("progress");
+        dir.write("services/flood.toml",
+                  "command = [\"" + self + "\", \"--writer\", \"" + format_number(rate_mb, 1) +
+                      "\", \"--line-bytes\", \"" + std::to_string(line_bytes) +
+                      "\", \"--progress\", \"" + progress + "\"]\n[output]\nforward = \"" + mode +
+                      "\"\n");
+        // pkitd's stdout is a FIFO this process drains, as a container runtime's log pipe.
+        std::string fifo = dir.file("stdout.fifo");
+        ::mkfifo(fifo.c_str(), 0600);
+        int read_fd = ::open(fifo.c_str(), O_RDONLY | O_NONBLOCK | O_CLOEXEC);
+        dir.write("pkitd.sh", "#!/bin/sh\nexec \"" + binary + "\" \"$@\" > \"" + fifo + "\"\n");
+        ::chmod(dir.file("pkitd.sh").c_str(), 0755);
+        std::atomic<bool> stop{false};
+        std::atomic<long long> received{0};
+        std::thread drain([&] {
+            char buffer[1 << 16];
+            while (!stop) {
+                pollfd entry{read_fd, POLLIN, 0};
+                ::poll(&entry, 1, 50);
+                ssize_t n = ::read(read_fd, buffer, sizeof buffer);
+                if (n > 0) {
+                    received += n;
+                }
+            }
+        });
+        print_header("one service writing " + format_number(rate_mb, 0) + " MB/s of " +
+                     std::to_string(line_bytes) + "-byte lines, forward = \"" + mode + "\"");
+        Pkitd pkitd(dir.file("pkitd.sh"), dir.path());
+        Client client;
+        if (pkitd.start() && pkitd.connect(client)) {
+            sleep_seconds(1.0);  // the flood is under way
+            auto written = [&] { return std::atof(read_text(progress).c_str()); };
+            double bytes_begin = written();
+            long long received_begin = received;
+            double begin = mono_seconds();
+            Window w = measure(pkitd, pkitctl, dir, calls, max_seconds, 0.05, "flood");
+            double seconds = mono_seconds() - begin;
+            double through = (written() - bytes_begin) / seconds / 1e6;
+            print_row(
+                "the writer's bytes through pkitd", format_number(through, 1), "MB/s",
+                "(asked " + format_number(rate_mb, 0) + ")",
+                format_number(static_cast<double>(received - received_begin) / seconds / 1e6, 1) +
+                    " MB/s out of pkitd's stdout",
+                "");
+            print_window(w, !pkitctl.empty());
+        } else {
+            print_note("pkitd did not start or answer");
+        }
+        pkitd.stop();
+        stop = true;
+        drain.join();
+        ::close(read_fd);
+    }
+}
+
 }  // namespace
 
 int main(int argc, char** argv) {
+    if (arg(argc, argv, "--writer", "").size() > 0) {
+        return writer(arg_number(argc, argv, "--writer", 50) * 1e6,
+                      static_cast<long>(arg_number(argc, argv, "--line-bytes", 100)),
+                      arg(argc, argv, "--progress", "/dev/null"));
+    }
     std::string binary = arg(argc, argv, "--pkitd", "");
     std::string pkitctl = arg(argc, argv, "--pkitctl", "");
     std::string scenario = arg(argc, argv, "--scenario", "all");
@@ -264,6 +372,12 @@ int main(int argc, char** argv) {
     }
     if (all || scenario == "probes-silent") {
         probes(binary, pkitctl, true);
+    }
+    if (all || scenario == "forward") {
+        std::string self = std::filesystem::canonical("/proc/self/exe").string();
+        forward(binary, pkitctl, self, arg_number(argc, argv, "--rate", 50),
+                static_cast<long>(arg_number(argc, argv, "--line-bytes", 100)), calls,
+                std::min(max_seconds, 10.0));
     }
     return 0;
 }

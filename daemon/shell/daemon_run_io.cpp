@@ -209,7 +209,7 @@ void Daemon::forward(const core::Service& s, core::Stream stream, std::string_vi
         case config::Forward::none:
             return;
         case config::Forward::raw:
-            writer.write_line(text);
+            writer.batch_line({text});
             return;
         case config::Forward::prefix:
             if (m_options.log_format == LogFormat::json) {
@@ -219,12 +219,9 @@ void Daemon::forward(const core::Service& s, core::Stream stream, std::string_vi
                                     {"text", text}};
                 std::string encoded = proto::to_line(line);
                 encoded.pop_back();
-                writer.write_line(encoded);
+                writer.batch_line({encoded});
             } else {
-                std::string line;
-                line.reserve(s.name().size() + 3 + text.size());
-                line.append(s.name()).append(" | ").append(text);
-                writer.write_line(line);
+                writer.batch_line({s.name(), " | ", text});
             }
             return;
     }

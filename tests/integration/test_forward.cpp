@@ -2,6 +2,7 @@
 // §1 --log-format): "NAME | line" matching the stream, the line alone, nothing, or
 // JSON objects with --log-format json.
 
+#include <optional>
 #include <sstream>
 
 #include "tests/integration/harness.hpp"
@@ -95,4 +96,70 @@ TEST_CASE("with --log-format json forwarded lines are JSON objects") {
         CHECK_MESSAGE(json::parse(text, nullptr, false).is_object(), text);
     }
     CHECK(pkitd.stop() == 0);
+}
+
+// Forwarded lines are batched (one write per turn of the loop): what reaches pkitd's
+// streams must still be every line, in order, each whole and prefixed.
+TEST_CASE("many small lines written quickly all arrive, in order, prefixed") {
+    constexpr int k_lines = 100000;
+    const std::string count = std::to_string(k_lines);
+    TempDir dir;
+    dir.service("svc", sh_command("seq 1 " + count + "; seq 1 " + count + " >&2"));
+    auto received = [](const std::string& text, auto&& unwrap) {
+        std::vector<std::string> lines;
+        std::istringstream in(text);
+        for (std::string line; std::getline(in, line);) {
+            if (auto number = unwrap(line)) {
+                lines.push_back(*number);
+            }
+        }
+        return lines;
+    };
+    std::vector<std::string> expected;
+    for (int i = 1; i <= k_lines; ++i) {
+        expected.push_back(std::to_string(i));
+    }
+    SUBCASE("NAME | line on stdout and stderr") {
+        Daemon pkitd(dir);
+        wait_done(pkitd);
+        auto prefixed = [](const std::string& line) -> std::optional<std::string> {
+            if (line.starts_with("svc | ")) {
+                return line.substr(6);
+            }
+            return std::nullopt;
+        };
+        wait_for([&] { return has_line(pkitd.out(), "svc | " + count); }, 10s, "the last line");
+        wait_for([&] { return has_line(pkitd.log(), "svc | " + count); }, 10s,
+                 "the last stderr line");
+        CHECK(pkitd.stop() == 0);
+        std::string out = pkitd.out();
+        CHECK(received(out, prefixed) == expected);
+        // stdout holds nothing else: every byte is one of those lines.
+        std::size_t bytes = 0;
+        for (const auto& n : expected) {
+            bytes += 6 + n.size() + 1;
+        }
+        CHECK(out.size() == bytes);
+        CHECK(received(pkitd.log(), prefixed) == expected);
+    }
+    SUBCASE("one JSON object a line with --log-format json") {
+        Daemon pkitd(dir, {.extra_args = {"--log-format", "json"}});
+        wait_done(pkitd);
+        auto text_of = [](const std::string& line) -> std::optional<std::string> {
+            json object = json::parse(line, nullptr, false);
+            if (!object.is_object() || object.value("service", "") != "svc") {
+                return std::nullopt;
+            }
+            return object.value("text", "");
+        };
+        wait_for(
+            [&] { return pkitd.out().find("\"text\":\"" + count + "\"") != std::string::npos; },
+            10s, "the last stdout line");
+        CHECK(pkitd.stop() == 0);
+        std::istringstream in(pkitd.out());
+        for (std::string line; std::getline(in, line);) {
+            REQUIRE_MESSAGE(json::parse(line, nullptr, false).is_object(), line);
+        }
+        CHECK(received(pkitd.out(), text_of) == expected);
+    }
 }

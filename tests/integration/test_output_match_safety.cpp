@@ -1,7 +1,8 @@
 // output_matches cannot knock pkitd over (issue 9, SPEC §2): patterns that made
 // std::regex overflow its stack, stall for seconds or never end are searched in linear
 // time, pkitd keeps answering, and the predicate still judges the line that matches;
-// a pattern over 4 KiB is a positioned error at load and at reload.
+// a pattern over 4 KiB or 250 RE2 instructions is a positioned error at load and at
+// reload; a line is searched in its first 2 KiB.
 
 #include "tests/integration/harness.hpp"
 
@@ -23,9 +24,10 @@ std::string alternating(std::size_t n) {
     return out;
 }
 
+// "error" inside the first 2 KiB, the part of a line that is searched.
 std::string with_error_inside(std::size_t n) {
     std::string out(n, 'e');
-    out.replace(n / 2, 5, "error");
+    out.replace(1000, 5, "error");
     return out;
 }
 
@@ -45,7 +47,7 @@ std::string long_pattern() {
 TEST_CASE("output_matches with a pathological pattern leaves pkitd answering") {
     Pathological p;
     SUBCASE("(a|b)*c against 12,000 characters of a and b") {
-        p = {"(a|b)*c", alternating(12000), alternating(12000) + "c"};
+        p = {"(a|b)*c", alternating(12000), alternating(2000) + "c" + alternating(10000)};
     }
     SUBCASE(".*error.* against a 16 KiB line") {
         p = {".*error.*", std::string(16 * 1024, 'e'), with_error_inside(16 * 1024)};
@@ -121,4 +123,39 @@ TEST_CASE("a reload with a 100k-character output_matches is refused and pkitd ke
     CHECK(now["pid"] == before["pid"]);
     CHECK(now["run"] == 1);
     CHECK(pkitd.stop() == 0);
+}
+
+TEST_CASE("output_matches searches the first 2 KiB of a line, as pkit.toml(5) says") {
+    TempDir dir;
+    std::string line(4000, '.');
+    std::string past = line;
+    past.replace(2044, 5, "FATAL");  // its last byte is the 2049th
+    std::string within = line;
+    within.replace(2043, 5, "FATAL");  // its last byte is the 2048th
+    write_file(dir.file("past"), past + "\n");
+    write_file(dir.file("within"), within + "\n");
+    // Under on_crash, a run that matched ends supervision; one that did not restarts.
+    dir.service("past", printer(dir.file("past"), "FATAL", "on_crash"));
+    dir.service("within", printer(dir.file("within"), "FATAL", "on_crash"));
+    Daemon pkitd(dir);
+    pkitd.wait_ready();
+    Client client = pkitd.client();
+    json hit = wait_status(client, "within", state_is("failed"), 10s, "within ends");
+    CHECK(hit["stopped"] == "predicate");
+    CHECK(hit["run"] == 1);
+    json miss = wait_status(
+        client, "past", [](const json& s) { return s.value("run", 0) >= 3; }, 10s, "past restarts");
+    CHECK(miss["state"] != "failed");
+    CHECK(pkitd.stop() == 0);
+}
+
+TEST_CASE("a too complex output_matches is a positioned error of pkitd --check") {
+    TempDir dir;
+    dir.service("svc", sh_command("exit 0") + "[give_up_when]\noutput_matches = 'a{1000}b'\n");
+    CommandResult r = run_pkitd({"--check", "--config", dir.str()}, 10s);
+    INFO(r.all());
+    CHECK(r.exit_code == 2);
+    CHECK(r.all().find("services/svc.toml:3:18: error: give_up_when.output_matches: invalid "
+                       "regular expression: too complex (1005 RE2 instructions, at most 250)") !=
+          std::string::npos);
 }

@@ -4,6 +4,8 @@
 #include <string>
 #include <utility>
 
+#include "daemon/shell/uv_handle.hpp"
+
 #include <unistd.h>
 
 #include <cerrno>
@@ -18,6 +20,14 @@ constexpr std::size_t k_read_buffer_size = 64 * 1024;
 // Reads one poll callback makes at most while each fills the buffer (as libuv's own
 // streams do), so that one chatty child cannot keep the loop from the others.
 constexpr int k_reads_per_turn = 32;
+
+// How long one callback may go on delivering lines, checked after each line: what a
+// line costs its consumer (output_matches above all, up to a few ms for a line) must
+// not add up to a loop held for tens of ms. What is read but not delivered by then is
+// kept and delivered at the next turn. A drain, at a run's exit, has longer: the lines
+// it delivers judge the run.
+constexpr std::uint64_t k_turn_budget_ns = 5'000'000;
+constexpr std::uint64_t k_drain_budget_ns = 10'000'000;
 
 // Large enough to keep a typical partial line without reallocating, small enough that
 // an idle reader does not keep a 16 KiB piece's worth of capacity around.
@@ -43,30 +53,55 @@ char* read_buffer() {
 // one of its own callbacks leaves the block (and the running callback) alive until the
 // loop's next turn, and `closed` stops everything that would follow.
 struct LineReader::Watch {
+    // Bytes read but not yet delivered when a callback's time ran out, and the turn
+    // that delivers them. Made the first time it is needed: most readers never are.
+    struct Backlog {
+        std::string bytes;
+        NextTurn resume;
+        // The end of the time of the turn that made or last resumed the backlog: a poll
+        // callback later in the same turn shares it rather than starting its own.
+        std::uint64_t deadline = 0;
+    };
+
     uv_poll_t poll{};
     LineCallback on_line;
     EofCallback on_eof;
     std::string partial;
+    std::unique_ptr<Backlog> backlog;
     int fd = -1;
     bool polling = false;  // uv_poll_init succeeded: the close callback frees the block
     bool closed = false;   // the owner has let go: no callback runs any more
     bool eof = false;
+    bool poll_failed = false;  // libuv stopped the poll on an error: read to the end
 
     // How far read_some goes: until a read finds the pipe empty, or (in the loop's
     // callback, where another callback follows if more comes) until a read that does
     // not fill the buffer.
     enum class Until { empty, short_read };
+    // What consume did with its bytes.
+    enum class Consumed { all, kept, closed };
 
     static void on_poll(uv_poll_t* handle, int status, int events);
-    // Reads the fd into `buffer` and delivers its lines, at most `limit` bytes;
-    // finishes at end of file or on a read error.
-    void read_some(char* buffer, std::size_t size, std::size_t limit, Until until);
-    // Splits `data` into lines; returns false once the reader is closed.
-    bool consume(const char* data, std::size_t size);
+    // The backlog's turn: delivers it, and reads on after a failed poll.
+    void on_resume();
+    // uv_hrtime() plus `budget`, or the deadline of this turn's earlier callback.
+    std::uint64_t deadline_in(std::uint64_t budget);
+    // Delivers the backlog, then reads the fd into `buffer` and delivers its lines, at
+    // most `limit` bytes, until uv_hrtime() passes `deadline`; finishes at end of file,
+    // on a read error, or (after a failed poll) once the fd is empty.
+    void read_some(char* buffer, std::size_t size, std::size_t limit, Until until,
+                   std::uint64_t deadline);
+    // Delivers the backlog's bytes; false unless all of them were.
+    bool deliver_backlog(std::uint64_t deadline);
+    // Splits `data` into lines until `deadline`, keeping the rest in the backlog.
+    Consumed consume(const char* data, std::size_t size, std::uint64_t deadline);
+    // Keeps `data` for the next turn.
+    void keep(const char* data, std::size_t size);
     bool emit(std::string_view line);
     void finish();
     // Empties the partial line, giving back its memory if it had grown.
     void clear_partial();
+    bool has_backlog() const { return backlog && !backlog->bytes.empty(); }
 };
 
 LineReader::LineReader(uv_loop_t* loop, LineCallback on_line, EofCallback on_eof)
@@ -110,6 +145,7 @@ void LineReader::close() {
         return;
     }
     watch->closed = true;
+    watch->backlog.reset();  // its turn is cancelled with it
     if (!watch->polling) {
         delete watch;
         return;
@@ -135,7 +171,8 @@ void LineReader::drain(std::size_t limit) {
     }
     // Not the shared buffer: a drain may run from inside another reader's callback.
     char buffer[16 * 1024];
-    m_watch->read_some(buffer, sizeof buffer, limit, Watch::Until::empty);
+    m_watch->read_some(buffer, sizeof buffer, limit, Watch::Until::empty,
+                       m_watch->deadline_in(k_drain_budget_ns));
 }
 
 void LineReader::Watch::on_poll(uv_poll_t* handle, int status, int /*events*/) {
@@ -144,26 +181,45 @@ void LineReader::Watch::on_poll(uv_poll_t* handle, int status, int /*events*/) {
         return;
     }
     std::size_t limit = k_reads_per_turn * k_read_buffer_size;
-    if (status >= 0) {
-        self->read_some(read_buffer(), k_read_buffer_size, limit, Until::short_read);
-        return;
-    }
-    // An error (POLLERR: a socket reset, say). libuv has stopped the poll and calls back
-    // no more, so what the fd still holds is read now and the stream ends here.
-    self->read_some(read_buffer(), k_read_buffer_size, limit, Until::empty);
-    if (!self->closed && !self->eof) {
-        self->finish();
-    }
+    // An error (POLLERR: a socket reset, say): libuv has stopped the poll and calls back
+    // no more, so what the fd still holds is read now (or by the backlog's turns) and
+    // the stream ends there.
+    self->poll_failed = self->poll_failed || status < 0;
+    self->read_some(read_buffer(), k_read_buffer_size, limit,
+                    self->poll_failed ? Until::empty : Until::short_read,
+                    self->deadline_in(k_turn_budget_ns));
 }
 
-void LineReader::Watch::read_some(char* buffer, std::size_t size, std::size_t limit, Until until) {
+void LineReader::Watch::on_resume() {
+    if (closed || eof) {
+        return;
+    }
+    // Without a failed poll, only the backlog: the poll callback reads the fd.
+    std::size_t limit = poll_failed ? k_reads_per_turn * k_read_buffer_size : 0;
+    backlog->deadline = uv_hrtime() + k_turn_budget_ns;
+    read_some(read_buffer(), k_read_buffer_size, limit, Until::empty, backlog->deadline);
+}
+
+std::uint64_t LineReader::Watch::deadline_in(std::uint64_t budget) {
+    std::uint64_t now = uv_hrtime();
+    if (has_backlog() && backlog->deadline > now) {
+        return backlog->deadline;
+    }
+    return now + budget;
+}
+
+void LineReader::Watch::read_some(char* buffer, std::size_t size, std::size_t limit, Until until,
+                                  std::uint64_t deadline) {
+    if (has_backlog() && !deliver_backlog(deadline)) {
+        return;  // still behind (or closed): the backlog's turn goes on
+    }
     std::size_t total = 0;
     while (!closed && total < limit) {
         ssize_t n = ::read(fd, buffer, size);
         if (n > 0) {
             total += static_cast<std::size_t>(n);
-            if (!consume(buffer, static_cast<std::size_t>(n))) {
-                return;  // a callback closed the reader
+            if (consume(buffer, static_cast<std::size_t>(n), deadline) != Consumed::all) {
+                return;  // a callback closed the reader, or the time is up
             }
             if (until == Until::short_read && static_cast<std::size_t>(n) < size) {
                 return;  // the pipe is empty for now
@@ -174,11 +230,32 @@ void LineReader::Watch::read_some(char* buffer, std::size_t size, std::size_t li
             continue;
         }
         if (n < 0 && (errno == EAGAIN || errno == EWOULDBLOCK)) {
-            return;  // everything written so far has been read
+            break;  // everything written so far has been read
         }
         finish();  // end of file, or an error: nothing more will come
         return;
     }
+    if (poll_failed && !closed && !eof) {
+        finish();  // no callback will come for the rest
+    }
+}
+
+bool LineReader::Watch::deliver_backlog(std::uint64_t deadline) {
+    std::string bytes;
+    bytes.swap(backlog->bytes);
+    Consumed consumed = consume(bytes.data(), bytes.size(), deadline);
+    if (consumed == Consumed::all && backlog) {
+        backlog->resume.cancel();
+    }
+    return consumed == Consumed::all;
+}
+
+void LineReader::Watch::keep(const char* data, std::size_t size) {
+    if (!backlog) {
+        backlog.reset(new Backlog{{}, NextTurn(poll.loop, [this] { on_resume(); }), 0});
+    }
+    backlog->bytes.assign(data, size);
+    backlog->resume.schedule();
 }
 
 bool LineReader::Watch::emit(std::string_view line) {
@@ -190,8 +267,17 @@ bool LineReader::Watch::emit(std::string_view line) {
     return !closed;
 }
 
-bool LineReader::Watch::consume(const char* data, std::size_t size) {
+LineReader::Watch::Consumed LineReader::Watch::consume(const char* data, std::size_t size,
+                                                       std::uint64_t deadline) {
     const char* end = data + size;
+    // Checked after each line, so that every call delivers one at least.
+    auto out_of_time = [&] {
+        if (data == end || uv_hrtime() <= deadline) {
+            return false;
+        }
+        keep(data, static_cast<std::size_t>(end - data));
+        return true;
+    };
     while (data < end) {
         const char* newline = static_cast<const char*>(std::memchr(data, '\n', end - data));
         std::size_t take = static_cast<std::size_t>((newline != nullptr ? newline : end) - data);
@@ -200,36 +286,42 @@ bool LineReader::Watch::consume(const char* data, std::size_t size) {
             // The line is over the limit: deliver a full piece and keep going.
             if (partial.empty()) {
                 if (!emit(std::string_view(data, k_max_line))) {
-                    return false;
+                    return Consumed::closed;
                 }
             } else {
                 partial.append(data, room);
                 if (!emit(partial)) {
-                    return false;
+                    return Consumed::closed;
                 }
                 clear_partial();
             }
             data += room;
+            if (out_of_time()) {
+                return Consumed::kept;
+            }
             continue;
         }
         if (newline == nullptr) {
             partial.append(data, take);
-            return true;
+            return Consumed::all;
         }
         if (partial.empty()) {
             if (!emit(std::string_view(data, take))) {
-                return false;
+                return Consumed::closed;
             }
         } else {
             partial.append(data, take);
             if (!emit(partial)) {
-                return false;
+                return Consumed::closed;
             }
             clear_partial();
         }
         data = newline + 1;
+        if (out_of_time()) {
+            return Consumed::kept;
+        }
     }
-    return true;
+    return Consumed::all;
 }
 
 void LineReader::Watch::clear_partial() {

@@ -8,6 +8,11 @@
 // uv_pipe_t stream is 264), the callbacks and the partial line seen so far. Reads land
 // in one 64 KiB buffer shared by every reader on the thread: each read is split into
 // lines before the next.
+//
+// Time: one callback delivers lines for at most 5 ms (a drain 10 ms), checked after
+// each line, whatever each line costs its consumer (an output_matches search can cost
+// milliseconds). What was read and not yet delivered then is kept in a backlog that the
+// next turn of the loop delivers first, in order.
 
 #include <uv.h>
 
@@ -45,10 +50,11 @@ public:
     // On failure the fd is closed and the libuv error code returned.
     std::expected<void, int> start(int fd);
 
-    // Reads synchronously whatever the pipe holds right now, up to `limit` bytes, and
-    // delivers it as usual (end of file included). pkitd calls it when a run's main
-    // process has exited, so that the run's last lines are in its tail before the exit
-    // is judged (output_matches). May close or destroy the reader through its callbacks.
+    // Reads synchronously whatever the pipe holds right now, up to `limit` bytes or
+    // 10 ms of delivering, and delivers it as usual (end of file included), after any
+    // backlog. pkitd calls it when a run's main process has exited, so that the run's
+    // last lines are in its tail before the exit is judged (output_matches). May close
+    // or destroy the reader through its callbacks.
     void drain(std::size_t limit = 1024 * 1024);
 
     // Stops reading and closes the fd; no callback runs afterwards. Safe inside a
@@ -61,7 +67,7 @@ public:
     // True once the end of the stream has been delivered.
     bool at_eof() const;
 
-    // The bytes an open reader holds besides its partial line (its block).
+    // The bytes an open reader holds besides its partial line and a backlog (its block).
     static std::size_t footprint();
 
 private:

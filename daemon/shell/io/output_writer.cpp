@@ -16,6 +16,10 @@ namespace {
 // around after one stall.
 constexpr std::size_t k_keep_capacity = 64 * 1024;
 
+// A batch is written as soon as it holds this much, without waiting for the turn's end:
+// one read of a service's pipe is 64 KiB at most.
+constexpr std::size_t k_batch_bytes = 64 * 1024;
+
 bool may_stall(int fd) {
     struct stat info {};
     if (fstat(fd, &info) != 0) {
@@ -27,7 +31,7 @@ bool may_stall(int fd) {
 }  // namespace
 
 OutputWriter::OutputWriter(uv_loop_t* loop, int fd, std::size_t max_backlog)
-    : m_fd(fd), m_max_backlog(max_backlog), m_poll(this) {
+    : m_fd(fd), m_max_backlog(max_backlog), m_poll(this), m_flush(loop, [this] { flush_some(); }) {
     if (!may_stall(fd)) {
         return;
     }
@@ -102,13 +106,38 @@ void OutputWriter::write_line(std::string_view line) {
         write_direct(line);
         return;
     }
+    if (enqueue({line}) && !m_polling) {
+        flush_some();  // a batch was waiting for the turn's end: it goes now, this line last
+    }
+}
+
+bool OutputWriter::enqueue(std::initializer_list<std::string_view> parts) {
+    std::size_t size = 1;
+    for (std::string_view part : parts) {
+        size += part.size();
+    }
     // Once a line was dropped, drop everything until the backlog drains, so that the
     // notice sits exactly where the gap is.
-    if (m_dropped_pending > 0 || queued_bytes() + line.size() + 1 > m_max_backlog) {
+    if (m_broken || m_dropped_pending > 0 || queued_bytes() + size > m_max_backlog) {
         drop_line();
-        return;
+        return false;
     }
-    m_buffer.append(line).push_back('\n');
+    for (std::string_view part : parts) {
+        m_buffer.append(part);
+    }
+    m_buffer.push_back('\n');
+    return true;
+}
+
+void OutputWriter::batch_line(std::initializer_list<std::string_view> parts) {
+    if (!enqueue(parts) || m_polling) {
+        return;  // dropped, or the writability watch flushes
+    }
+    if (queued_bytes() >= k_batch_bytes) {
+        flush_some();
+    } else {
+        m_flush.schedule();
+    }
 }
 
 void OutputWriter::queue_notice() {
@@ -181,7 +210,8 @@ void OutputWriter::on_writable(uv_poll_t* handle, int /*status*/, int /*events*/
 
 bool OutputWriter::flush_blocking(std::chrono::milliseconds limit) {
     if (!m_watched) {
-        return true;
+        flush_some();  // a blocking fd: the batch goes in full, or fails
+        return queued_bytes() == 0;
     }
     auto deadline = std::chrono::steady_clock::now() + limit;
     for (;;) {

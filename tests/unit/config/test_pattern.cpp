@@ -1,6 +1,7 @@
-// output_matches patterns (config/pattern.hpp, SPEC §2): RE2 syntax searched in one
-// line, at most 4 KiB, a rejected pattern a positioned error at its value, and no
-// pattern or line that can crash or hang the search.
+// output_matches patterns (config/pattern.hpp, SPEC §2): RE2 syntax searched in the
+// first 2 KiB of one line, at most 4 KiB and 250 RE2 instructions, a rejected pattern a
+// positioned error at its value, and no pattern or line that can crash or hang the
+// search.
 
 #include "tests/unit/config/config_doctest.hpp"
 
@@ -44,7 +45,7 @@ TEST_CASE("output patterns take RE2 syntax and search anywhere in one line") {
         {"\\bport \\d+\\b", "listening on port 8080", true},
         {"\\bport \\d+\\b", "transport 8080", false},
         {"[[:upper:]]{3}-\\d{2}", "code ABC-42 seen", true},
-        {"\\pL+ \\p{Greek}", "Zeus Ω", true},
+        {"\\p{Latin}+ \\p{Greek}", "Zeus Ω", true},
         {"(?P<code>E\\d+)", "error E42", true},
         {"error", "\xff\xfe error \xff", true},  // bytes that are not UTF-8 are searched
         {"a.c", "aéc", true},                    // `.` is one UTF-8 character
@@ -78,7 +79,10 @@ TEST_CASE("output patterns compare by their source text and copies share the pro
 }
 
 TEST_CASE("an output pattern is at most 4 KiB") {
-    CHECK(compiled(std::string(4096, 'a')).search(std::string(4096, 'a')));
+    std::string nested(2047, '(');
+    nested.append("aa").append(2047, ')');
+    REQUIRE(nested.size() == 4096);
+    CHECK(compiled(nested).search("xaax"));
     CHECK(refusal(std::string(4097, 'a')) == "too long (4097 bytes, at most 4096)");
     CHECK(refusal(std::string(100000, '(')) == "too long (100000 bytes, at most 4096)");
 }
@@ -100,6 +104,48 @@ TEST_CASE("a pattern RE2 rejects is refused with RE2's reason") {
     }
 }
 
+// Counted repetitions and large classes make programs whose worst line costs
+// milliseconds per instruction and KiB: "\\w{1000}x" took 155 ms on a 16 KiB line.
+TEST_CASE("a pattern over 250 RE2 instructions is refused as too complex") {
+    CHECK(refusal("\\w{1000}x") == "too complex (3005 RE2 instructions, at most 250)");
+    CHECK(refusal("a{1000}b") == "too complex (1005 RE2 instructions, at most 250)");
+    CHECK(refusal(std::string(300, 'a')) == "too complex (304 RE2 instructions, at most 250)");
+    CHECK(refusal("\\pL") == "too complex (1197 RE2 instructions, at most 250)");
+    // Past what RE2's memory budget compiles at all: no count to give.
+    CHECK(refusal("\\pL{100}x") == "too complex (over 10,000 RE2 instructions, at most 250)");
+    // The limit itself, and ordinary patterns well within it.
+    CHECK(compiled("a{245}b").search(std::string(245, 'a') + "b"));
+    CHECK(refusal("a{246}b") == "too complex (251 RE2 instructions, at most 250)");
+    CHECK(compiled("(?i)(error|fatal|panic|exception|timeout|refused|denied|failed|abort)")
+              .search("Connection REFUSED"));
+    CHECK(compiled("[0-9a-f]{8}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{12}")
+              .search("id 123e4567-e89b-12d3-a456-426614174000"));
+    CHECK(compiled("\\w{80}x").search(std::string(80, 'w') + "x"));
+}
+
+TEST_CASE("a line is searched in its first 2 KiB only") {
+    const std::size_t window = Pattern::k_searched_bytes;
+    REQUIRE(window == 2048);
+    auto at = [](std::size_t offset, const std::string& word, std::size_t size) {
+        std::string line(size, '.');
+        line.replace(offset, word.size(), word);
+        return line;
+    };
+    Pattern fatal = compiled("FATAL");
+    CHECK(fatal.search(at(window - 5, "FATAL", 16 * 1024)));        // its last byte is the 2048th
+    CHECK_FALSE(fatal.search(at(window - 4, "FATAL", 16 * 1024)));  // one byte past
+    CHECK_FALSE(fatal.search(at(10000, "FATAL", 16 * 1024)));
+    // `$` is the line's real end, not the window's: a longer line never ends in it.
+    CHECK(compiled("done$").search(at(window - 4, "done", window)));
+    CHECK_FALSE(compiled("done$").search(at(window - 3, "done", window + 1)));
+    CHECK_FALSE(compiled("done\\b").search(at(window - 4, "donex", 4096)));
+    CHECK(compiled("done\\b").search(at(window - 4, "done ", 4096)));
+    // A character across the window's end is not in it.
+    std::string accent = at(window - 1, "\xc3\xa9", 4096);
+    CHECK_FALSE(compiled("\xc3\xa9").search(accent));
+    CHECK(compiled("\xc3\xa9").search(accent.substr(1)));
+}
+
 // std::regex overflowed its stack or backtracked for ever on these.
 TEST_CASE("pathological patterns on long lines complete") {
     std::string ab;
@@ -107,11 +153,11 @@ TEST_CASE("pathological patterns on long lines complete") {
         ab += i % 2 == 0 ? 'a' : 'b';
     }
     CHECK_FALSE(compiled("(a|b)*c").search(ab));
-    CHECK(compiled("(a|b)*c").search(ab + "c"));
+    CHECK(compiled("(a|b)*c").search(ab.substr(0, 2000) + "c" + ab));
     std::string long_line(16 * 1024, 'x');
     CHECK_FALSE(compiled(".*error.*").search(long_line));
-    long_line[8000] = 'e';
-    long_line.replace(9000, 5, "error");
+    long_line[800] = 'e';
+    long_line.replace(1500, 5, "error");
     CHECK(compiled(".*error.*").search(long_line));
     CHECK_FALSE(compiled("(a*)*b").search(std::string(40, 'a')));
     CHECK(compiled("(a*)*b").search(std::string(40, 'a') + "b"));
@@ -132,6 +178,9 @@ TEST_CASE("bad output_matches values are positioned at the value") {
     CHECK(errors("(a)\\\\1") ==
           Errors{"services/web.toml:3:18: error: stop_when.output_matches: invalid regular "
                  "expression: invalid escape sequence: \\1"});
+    CHECK(errors("\\\\w{1000}x") ==
+          Errors{"services/web.toml:3:18: error: stop_when.output_matches: invalid regular "
+                 "expression: too complex (3005 RE2 instructions, at most 250)"});
     CHECK(errors("(a|b") ==
           Errors{"services/web.toml:3:18: error: stop_when.output_matches: invalid regular "
                  "expression: missing ): (a|b"});

@@ -113,6 +113,108 @@ TEST_CASE_FIXTURE(PipeReading, "drain reads what the pipe holds now, without run
     CHECK(close_all() == 0);
 }
 
+namespace {
+
+// A consumer that spends `cost` on each line, as an expensive output_matches would.
+std::unique_ptr<LineReader> slow_reader(TestLoop& loop, Collected& collected, int fd,
+                                        std::chrono::microseconds cost) {
+    auto reader = std::make_unique<LineReader>(
+        loop.get(),
+        [&collected, cost](std::string_view line) {
+            auto until = std::chrono::steady_clock::now() + cost;
+            while (std::chrono::steady_clock::now() < until) {
+            }
+            collected.lines.emplace_back(line);
+        },
+        [&collected] { ++collected.eofs; });
+    REQUIRE(reader->start(fd).has_value());
+    return reader;
+}
+
+std::vector<std::string> numbered_lines(int count) {
+    std::vector<std::string> lines;
+    for (int i = 0; i < count; ++i) {
+        lines.push_back("line " + std::to_string(i));
+    }
+    return lines;
+}
+
+std::string joined(const std::vector<std::string>& lines) {
+    std::string text;
+    for (const auto& line : lines) {
+        text += line + "\n";
+    }
+    return text;
+}
+
+}  // namespace
+
+// 100 lines at 2 ms each would hold the loop for 200 ms in one callback.
+TEST_CASE("a slow consumer gets the lines over several turns, in order, none lost") {
+    TestLoop loop;
+    TestPipe pipe;
+    Collected collected;
+    auto reader = slow_reader(loop, collected, pipe.read_fd, 2ms);
+    const auto expected = numbered_lines(100);
+    pipe.write_all(joined(expected));
+    SUBCASE("from the loop, and the writer stays open and silent") {
+        uv_run(loop.get(), UV_RUN_ONCE);  // the poll callback: one read, some lines
+        CHECK(!collected.lines.empty());
+        CHECK(collected.lines.size() < expected.size());
+        // Nothing more is written: the kept lines still come, at the next turns.
+        REQUIRE(loop.run_until([&] { return collected.lines.size() == expected.size(); }));
+        CHECK(collected.lines == expected);
+        CHECK(collected.eofs == 0);
+    }
+    SUBCASE("from the loop, the end of file after the last line") {
+        pipe.close_writer();
+        uv_run(loop.get(), UV_RUN_ONCE);
+        CHECK(collected.lines.size() < expected.size());
+        CHECK(collected.eofs == 0);
+        REQUIRE(loop.run_until([&] { return collected.eofs == 1; }));
+        CHECK(collected.lines == expected);
+    }
+    SUBCASE("from a drain, which the loop then finishes") {
+        reader->drain();
+        CHECK(!collected.lines.empty());
+        CHECK(collected.lines.size() < expected.size());
+        pipe.write_all("after\n");
+        reader->drain();  // the kept lines first, then what came after
+        REQUIRE(loop.run_until([&] { return collected.lines.size() == expected.size() + 1; }));
+        auto all = expected;
+        all.push_back("after");
+        CHECK(collected.lines == all);
+    }
+    reader.reset();
+    CHECK(loop.close() == 0);
+}
+
+TEST_CASE("a reader closed from its line callback while lines are kept delivers no more") {
+    TestLoop loop;
+    TestPipe pipe;
+    Collected collected;
+    std::unique_ptr<LineReader> reader;
+    reader = std::make_unique<LineReader>(
+        loop.get(),
+        [&](std::string_view line) {
+            auto until = std::chrono::steady_clock::now() + 2ms;
+            while (std::chrono::steady_clock::now() < until) {
+            }
+            collected.lines.emplace_back(line);
+            if (collected.lines.size() == 10) {
+                reader.reset();
+            }
+        },
+        [&] { ++collected.eofs; });
+    REQUIRE(reader->start(pipe.read_fd).has_value());
+    pipe.write_all(joined(numbered_lines(100)));
+    CHECK(loop.run_until([&] { return reader == nullptr; }));
+    loop.run_until([] { return false; }, 50ms);
+    CHECK(collected.lines == numbered_lines(10));
+    CHECK(collected.eofs == 0);
+    CHECK(loop.close() == 0);
+}
+
 TEST_CASE("a reader may be destroyed from its own line callback") {
     TestLoop loop;
     TestPipe pipe;

@@ -133,24 +133,113 @@ TEST_CASE("flush_blocking waits, within its limit, for a slow reader to take the
     CHECK(loop.close() == 0);
 }
 
-TEST_CASE("a regular file is written directly") {
-    TestLoop loop;
+namespace {
+
+// A regular file in a temp dir, open for writing, as pkitd's stdout redirected to a file.
+struct LogFile {
     TempDir dir;
     std::string path = dir.path() + "/out.log";
     int fd = open(path.c_str(), O_WRONLY | O_CREAT | O_TRUNC | O_CLOEXEC, 0644);
-    REQUIRE(fd >= 0);
-    {
-        OutputWriter writer(loop.get(), fd);
-        CHECK(writer.direct());
-        writer.write_line("one");
-        writer.write_line("two");
-        CHECK(writer.queued_bytes() == 0);
+    ~LogFile() { close(fd); }
+    std::string text() const {
+        std::ifstream file(path);
+        std::stringstream content;
+        content << file.rdbuf();
+        return content.str();
     }
-    close(fd);
-    std::ifstream file(path);
-    std::stringstream text;
-    text << file.rdbuf();
-    CHECK(text.str() == "one\ntwo\n");
+};
+
+}  // namespace
+
+TEST_CASE("a regular file is written directly") {
+    TestLoop loop;
+    LogFile log;
+    REQUIRE(log.fd >= 0);
+    {
+        OutputWriter writer(loop.get(), log.fd);
+        CHECK(writer.direct());
+        SUBCASE("write_line: at once") {
+            writer.write_line("one");
+            writer.write_line("two");
+            CHECK(writer.queued_bytes() == 0);
+            CHECK(log.text() == "one\ntwo\n");
+        }
+        SUBCASE("batch_line: by the turn's end, or flush_blocking") {
+            writer.batch_line({"a", " | ", "one"});
+            REQUIRE(loop.run_until([&] { return writer.queued_bytes() == 0; }));
+            CHECK(log.text() == "a | one\n");
+            writer.batch_line({"a", " | ", "two"});
+            CHECK(writer.flush_blocking());
+            CHECK(log.text() == "a | one\na | two\n");
+        }
+    }
+    CHECK(loop.close() == 0);
+}
+
+TEST_CASE("batched lines are written at the turn's end or per 64 KiB, whole and in order") {
+    TestLoop loop;
+    int fds[2];
+    REQUIRE(pipe2(fds, O_CLOEXEC) == 0);
+    fcntl(fds[1], F_SETPIPE_SZ, 1024 * 1024);
+    constexpr int k_lines = 20000;  // about 400 KB: several batches
+    std::string expected;
+    {
+        OutputWriter writer(loop.get(), fds[1]);
+        writer.batch_line({"svc", " | ", "first"});
+        CHECK(writer.queued_bytes() == std::string("svc | first\n").size());  // not yet
+        writer.write_line("pkitd: an event");  // joins the batch, after it, and goes now
+        CHECK(writer.queued_bytes() == 0);
+        expected = "svc | first\npkitd: an event\n";
+        for (int i = 0; i < k_lines; ++i) {
+            std::string text = numbered(i).substr(0, 12);
+            writer.batch_line({"svc", " | ", text});
+            expected += "svc | " + text + "\n";
+            CHECK(writer.queued_bytes() < 64 * 1024 + 64);  // written per 64 KiB
+        }
+        writer.batch_line({"raw"});
+        expected += "raw\n";
+        REQUIRE(loop.run_until([&] { return writer.queued_bytes() == 0; }));
+        CHECK(writer.dropped_lines() == 0);
+    }
+    fcntl(fds[0], F_SETFL, O_NONBLOCK);
+    std::string received;
+    char buffer[65536];
+    ssize_t n;
+    while ((n = read(fds[0], buffer, sizeof buffer)) > 0) {
+        received.append(buffer, static_cast<std::size_t>(n));
+    }
+    CHECK(received == expected);
+    close(fds[0]);
+    close(fds[1]);
+    CHECK(loop.close() == 0);
+}
+
+TEST_CASE("batched lines to a stalled pipe queue to the bound, then drop, with one notice") {
+    TestLoop loop;
+    SmallPipe pipe;
+    constexpr int k_lines = 1000;
+    {
+        OutputWriter writer(loop.get(), pipe.write_fd, 16 * 1024);
+        for (int i = 0; i < k_lines; ++i) {
+            writer.batch_line({numbered(i)});
+        }
+        CHECK(writer.queued_bytes() <= 16 * 1024);
+        std::uint64_t dropped = writer.dropped_lines();
+        CHECK(dropped > 0);
+        std::string received;
+        const std::string notice =
+            "pkitd: dropped " + std::to_string(dropped) + " lines of forwarded output\n";
+        REQUIRE(loop.run_until([&] {
+            pipe.drain(received);
+            return received.ends_with(notice);
+        }));
+        auto lines = split_lines(received);
+        auto kept = static_cast<int>(lines.size()) - 1;
+        CHECK(kept + static_cast<int>(dropped) == k_lines);
+        for (int i = 0; i < kept; ++i) {
+            REQUIRE(lines[static_cast<std::size_t>(i)] == numbered(i));
+        }
+    }
     CHECK(loop.close() == 0);
 }
 
