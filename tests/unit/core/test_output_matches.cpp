@@ -142,7 +142,8 @@ TEST_CASE("a reload's new pattern judges the runs after it") {
     CHECK(d.svc.stopped_reason() == StopReason::predicate);
 }
 
-// std::regex overflowed its stack on the first and never ended on the last.
+// std::regex overflowed its stack on the first and never ended on the last. The
+// matches sit in the first 2 KiB of the line, the part that is searched.
 TEST_CASE("pathological patterns on long lines are judged, and the service goes on") {
     std::string ab;
     for (int i = 0; i < 12000; ++i) {
@@ -155,9 +156,9 @@ TEST_CASE("pathological patterns on long lines are judged, and the service goes 
     };
     const Row rows[] = {
         {"(a|b)*c", ab, false},
-        {"(a|b)*c", ab + "c", true},
+        {"(a|b)*c", ab.substr(0, 2000) + "c" + ab, true},
         {".*error.*", std::string(16 * 1024, 'e'), false},
-        {".*error.*", std::string(8 * 1024, 'e') + "error" + std::string(8 * 1024, 'e'), true},
+        {".*error.*", std::string(1024, 'e') + "error" + std::string(15 * 1024, 'e'), true},
         {"(a*)*b", std::string(40, 'a'), false},
         {"(a*)*b", std::string(40, 'a') + "b", true},
     };
