@@ -91,9 +91,9 @@ pkit::shell::SystemdEnvironment take_systemd_environment() {
 int run(const Options& options, pkit::shell::SystemdEnvironment systemd) {
     std::string dir =
         options.config_dir.empty() ? env_or("PKIT_CONFIG", "/etc/pkit") : options.config_dir;
-    auto load_cache = std::make_shared<pkit::config::LoadCache>();
-    auto tree =
-        pkit::config::load_tree(dir, pkit::config::default_load_options(), load_cache.get());
+    // The start-up load keeps nothing: the reload cache is filled by the first reload,
+    // so a pkitd that is never reloaded holds one copy of each service, not two.
+    auto tree = pkit::config::load_tree(dir, pkit::config::default_load_options());
     if (!tree) {
         for (const auto& diagnostic : tree.error()) {
             std::cerr << diagnostic.to_string() << '\n';
@@ -115,7 +115,7 @@ int run(const Options& options, pkit::shell::SystemdEnvironment systemd) {
     daemon_options.log_format =
         options.log_format == "json" ? pkit::shell::LogFormat::json : pkit::shell::LogFormat::text;
     daemon_options.systemd = std::move(systemd);
-    daemon_options.load_cache = std::move(load_cache);
+    daemon_options.load_cache = std::make_shared<pkit::config::LoadCache>();
 
     uv_loop_t* loop = uv_default_loop();
     int status = 0;
