@@ -1,4 +1,4 @@
-// What one client can cost pkitd (issue 9): a streaming client that never reads is cut
+// What one client can cost pkitd: a streaming client that never reads is cut
 // off once its queue holds 1 MiB, and its memory goes back; at most 64 `events`
 // subscribers and 64 `logs --follow` followers at once; a service named twice in a
 // request is acted on once, with one reply row.

@@ -1,4 +1,4 @@
-// Safe configuration reading (issue 9): a FIFO, a link to /dev/zero, a directory named
+// Safe configuration reading: a FIFO, a link to /dev/zero, a directory named
 // x.toml or a `services` symlink loop is refused with a positioned error by
 // `pkitctl reload`, SIGHUP and `pkitd --check`, without hanging or growing pkitd, and
 // nothing changes. A reload is read on a worker thread: the loop keeps serving.

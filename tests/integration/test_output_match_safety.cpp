@@ -1,4 +1,4 @@
-// output_matches cannot knock pkitd over (issue 9, SPEC §2): patterns that made
+// output_matches cannot knock pkitd over (SPEC §2): patterns that made
 // std::regex overflow its stack, stall for seconds or never end are searched in linear
 // time, pkitd keeps answering, and the predicate still judges the line that matches;
 // a pattern over 4 KiB or 250 RE2 instructions is a positioned error at load and at

@@ -1,4 +1,4 @@
-// A status request for some fields only (SPEC §9 status "fields", issue 14): what
+// A status request for some fields only (SPEC §9 status "fields"): what
 // pkitctl's table asks for, while --json keeps the whole rows.
 
 #include <set>
