@@ -1,6 +1,6 @@
 #!/usr/bin/env python3
-# pkitctl status beside runit's sv status, several pkitctl builds in the same run (issue
-# 14 item 1): N `sleep 1000` services under one pkitd and under runsvdir, then rounds of
+# pkitctl status beside runit's sv status, several pkitctl builds in the same run:
+# N `sleep 1000` services under one pkitd and under runsvdir, then rounds of
 # CALLS calls of each command in turn (alternating, so that the load of a shared machine
 # falls on all of them alike). Prints the median wall time (spawn to exit) and CPU time
 # (the child's user + sys) of each, and the ratio of its wall time to sv status's.
