@@ -1,5 +1,6 @@
 #!/usr/bin/env python3
-# Start-up of N `sleep 1000` services, several pkitd builds alternating in one run: from pkitd's fork until every service's child has exec'd `sleep`, found in /proc
+# Start-up of N `sleep 1000` services, several pkitd builds alternating in one run:
+# from pkitd's fork until every service's child has exec'd `sleep`, found in /proc
 # (the children of every pkitd thread: runs are cloned on the spawner thread), polled
 # every 20 ms; and pkitd's CPU time (user + sys) by then. No status request, so pkitd
 # answers nobody while it starts. Prints the median of ROUNDS for each build; never fails
