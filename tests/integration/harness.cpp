@@ -84,7 +84,6 @@ json last_exit(const json& status) {
 
 namespace pkit::itest {
 
-
 std::vector<double> exit_to_start_gaps(const std::vector<json>& events,
                                        const std::string& service) {
     std::vector<double> gaps;

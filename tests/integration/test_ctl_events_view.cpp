@@ -142,8 +142,9 @@ TEST_CASE("ctl events: a line per event type without null, filters, --json as th
     CHECK(compared >= 10);
 
     // --service crash --service quitter --type exited: only those.
-    wait_for([&] { return has_event_line(read_file(dir.file("filtered.out")), "quitter", "exited"); },
-             10s, "quitter's exit in the filtered view", shown);
+    wait_for(
+        [&] { return has_event_line(read_file(dir.file("filtered.out")), "quitter", "exited"); },
+        10s, "quitter's exit in the filtered view", shown);
     for (const auto& line : lines_of(read_file(dir.file("filtered.out")))) {
         CHECK_MESSAGE(std::regex_search(line, std::regex("^\\S+ (crash|quitter) +exited code ")),
                       line);

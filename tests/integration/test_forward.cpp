@@ -128,7 +128,8 @@ TEST_CASE("many small lines written quickly all arrive, in order, prefixed") {
             }
             return std::nullopt;
         };
-        wait_for([&] { return has_forwarded_line(pkitd.out(), "svc | " + count); }, 10s, "the last line");
+        wait_for([&] { return has_forwarded_line(pkitd.out(), "svc | " + count); }, 10s,
+                 "the last line");
         wait_for([&] { return has_forwarded_line(pkitd.log(), "svc | " + count); }, 10s,
                  "the last stderr line");
         CHECK(pkitd.stop() == 0);

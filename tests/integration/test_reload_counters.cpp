@@ -8,7 +8,6 @@
 
 using namespace pkit::itest;
 
-
 TEST_CASE("reload keeps an unchanged service's PID and counters and resets a changed one's") {
     TempDir dir;
     dir.service("keep", quick_restart_runner_toml());

@@ -11,7 +11,8 @@ using namespace pkit::itest;
 namespace {
 
 // The index of the first event of `type` for `service`, or -1.
-int event_index(const std::vector<json>& events, const std::string& type, const std::string& service) {
+int event_index(const std::vector<json>& events, const std::string& type,
+                const std::string& service) {
     for (std::size_t i = 0; i < events.size(); ++i) {
         if (is_event(events[i], type, service)) {
             return static_cast<int>(i);

@@ -11,7 +11,6 @@ using namespace pkit::config::test;
 using namespace std::chrono_literals;
 using Errors = std::vector<std::string>;
 
-
 TEST_CASE("top-level keys read into the spec") {
     ServiceSpec spec = service_spec(R"(
 command = ["/usr/bin/api", "--port", "8080", ""]
