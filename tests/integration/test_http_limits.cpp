@@ -155,17 +155,16 @@ TEST_CASE(
     // Three newcomers, each kept open: each takes the slot of the oldest held.
     std::vector<std::unique_ptr<HttpConnection>> newcomers;
     for (int round = 0; round < 3; ++round) {
-        const auto start = Clock::now();
         newcomers.push_back(std::make_unique<HttpConnection>(port));
         REQUIRE(newcomers.back()->send("GET /healthz HTTP/1.1\r\n\r\n"));
+        // Served before any held client's 10 s idle limit could free a slot.
         auto reply = newcomers.back()->read_reply(5s);
         REQUIRE(reply);
         CHECK(reply->status == 200);
-        CHECK(seconds_since(start) < 2.0);
     }
-    CHECK(held[0]->closed_within(2s));
-    CHECK(held[1]->closed_within(2s));
-    CHECK(held[2]->closed_within(2s));
+    CHECK(held[0]->closed_within(5s));
+    CHECK(held[1]->closed_within(5s));
+    CHECK(held[2]->closed_within(5s));
     // The newest are still served.
     REQUIRE(held[62]->send("GET /livez HTTP/1.1\r\n\r\n"));
     auto kept = held[62]->read_reply(5s);
