@@ -320,9 +320,19 @@ json write_state(core::Supervisor& supervisor, const DaemonFacts& facts, core::T
     doc["daemon"] = std::move(daemon);
     json fds = json::array();
     for (const KeptFd& k : facts.fds) {
-        fds.push_back({{"role", k.role}, {"fd", k.fd}, {"service", k.service}, {"run", k.run}});
+        fds.push_back({{"role", k.role},
+                       {"fd", k.fd},
+                       {"service", k.service},
+                       {"run", k.run},
+                       {"pending", k.pending},
+                       {"path", k.path}});
     }
     doc["fds"] = std::move(fds);
+    json leftovers = json::array();
+    for (const LeftoverFact& l : facts.leftovers) {
+        leftovers.push_back({{"pgid", l.pgid}, {"kill_in", l.kill_in_ns}, {"killed", l.killed}});
+    }
+    doc["leftovers"] = std::move(leftovers);
     json core_part = json::object();
     Writer writer(core_part, now);
     supervisor.persist(writer);
@@ -370,6 +380,8 @@ std::expected<DaemonFacts, std::string> read_facts(const json& doc) {
             r.value("fd", k.fd);
             r.value("service", k.service);
             r.value("run", k.run);
+            r.value("pending", k.pending);
+            r.value("path", k.path);
             if (error.empty() && k.fd < 0) {
                 error = "fds.fd: negative";
             }
@@ -377,6 +389,30 @@ std::expected<DaemonFacts, std::string> read_facts(const json& doc) {
                 break;
             }
             facts.fds.push_back(std::move(k));
+        }
+    }
+    it = doc.find("leftovers");
+    if (error.empty() && (it == doc.end() || !it->is_array())) {
+        error = "leftovers: not a list";
+    }
+    if (error.empty()) {
+        for (const json& e : *it) {
+            if (!e.is_object()) {
+                error = "leftovers: an entry is not an object";
+                break;
+            }
+            Reader r(e, core::TimePoint{}, "leftovers.", error);
+            LeftoverFact l;
+            r.value("pgid", l.pgid);
+            r.value("kill_in", l.kill_in_ns);
+            r.value("killed", l.killed);
+            if (error.empty() && l.pgid <= 1) {
+                error = "leftovers.pgid: not a process group";
+            }
+            if (!error.empty()) {
+                break;
+            }
+            facts.leftovers.push_back(l);
         }
     }
     if (!error.empty()) {

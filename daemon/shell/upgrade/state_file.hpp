@@ -30,6 +30,15 @@ struct KeptFd {
     int fd = -1;
     std::string service;  // notify, stdout, stderr
     std::uint64_t run = 0;
+    std::string pending;  // stdout, stderr: bytes read and not delivered yet
+    std::string path;     // notify: the socket's path
+};
+
+// A group-mode run's leftover processes, being ended (see Daemon::cleanup_group).
+struct LeftoverFact {
+    int pgid = 0;
+    std::int64_t kill_in_ns = 0;  // SIGKILL due this long after the hand-over
+    bool killed = false;
 };
 
 struct DaemonFacts {
@@ -38,6 +47,7 @@ struct DaemonFacts {
     std::int64_t started_ns = 0;  // pkitd's start, relative to saved_at (negative)
     std::uint64_t orphans_reaped = 0;
     std::vector<KeptFd> fds;
+    std::vector<LeftoverFact> leftovers;
 };
 
 // The document for `supervisor` and `facts`, the moment of the hand-over `now`.

@@ -52,7 +52,7 @@ DaemonFacts facts() {
     f.started_wall = 1000.0;
     f.started_ns = -5'000'000'000;
     f.orphans_reaped = 7;
-    f.fds = {{"control", 3, "", 0}, {"stdout", 9, "api", 1}};
+    f.fds = {{"control", 3, "", 0, "", ""}, {"stdout", 9, "api", 1, "half a li", ""}};
     return f;
 }
 
@@ -120,6 +120,7 @@ TEST_CASE("the daemon's facts and kept descriptors are read back") {
     CHECK(read->fds[1].role == "stdout");
     CHECK(read->fds[1].service == "api");
     CHECK(read->fds[1].fd == 9);
+    CHECK(read->fds[1].pending == "half a li");
 }
 
 TEST_CASE("the reader refuses what it cannot trust, naming the field") {
