@@ -124,6 +124,7 @@ private:
     void upgrade(std::string binary, UpgradeDone done) override;
     std::optional<std::string> busy_for_upgrade() const;
     bool on_upgrade_check(pid_t pid, int wait_status);
+    void on_upgrade_config(const config::LoadResult& tree);
     void hand_over();
     upgrade::DaemonFacts hand_over_facts(std::vector<int>& kept);
     // Rebuilds the state the previous pkitd handed over: its sockets, run pipes and

@@ -105,6 +105,9 @@ void Daemon::upgrade(std::string binary, UpgradeDone done) {
         log("error", "upgrade to " + binary + " refused: " + why);
         done(std::unexpected(why));
     };
+    // A run between fork and exec has no pid to hand over yet: wait for it, as a
+    // command on runs does.
+    resolve_launches();
     if (auto busy = busy_for_upgrade()) {
         refuse(*busy + "; nothing changed");
         return;
@@ -211,11 +214,57 @@ bool Daemon::on_upgrade_check(pid_t pid, int wait_status) {
         return true;
     }
     m_upgrade->to_version = answer.version;
+    // The next pkitd reads the configuration from disk: it must be the one running, or
+    // the state would meet definitions it was not made with. Read off the loop.
+    auto started = m_loading.start(m_options.config_dir, config::default_load_options(),
+                                   m_options.load_cache,
+                                   [this](config::LoadResult tree) { on_upgrade_config(tree); });
+    if (!started) {
+        fail("cannot read the configuration: " + started.error());
+    }
+    return true;
+}
+
+void Daemon::on_upgrade_config(const config::LoadResult& tree) {
+    if (!m_upgrade) {
+        return;
+    }
+    std::optional<std::string> differs;
+    if (!tree) {
+        differs = "the configuration in " + m_options.config_dir + " is not valid now";
+    } else if (!(tree->daemon == m_supervisor.daemon_spec())) {
+        differs = "pkitd.toml";
+    } else {
+        std::size_t live = 0;
+        for (std::size_t i = 0; i < m_supervisor.size(); ++i) {
+            live += m_supervisor.retired(i) ? 0 : 1;
+        }
+        for (const config::ServiceSpec& spec : tree->services) {
+            auto i = m_supervisor.find(spec.name);
+            if (!i || !(m_supervisor.service(*i).spec() == spec)) {
+                differs = spec.file;
+                break;
+            }
+        }
+        if (!differs && tree->services.size() != live) {
+            differs = "a removed service file";
+        }
+    }
+    if (differs) {
+        std::string why = differs->starts_with("the configuration")
+                              ? *differs
+                              : "the configuration on disk differs from the one running (" +
+                                    *differs + "): reload first, then upgrade";
+        log("error", "upgrade to " + m_upgrade->binary + " failed: " + why + "; nothing changed");
+        UpgradeDone done = std::move(m_upgrade->done);
+        m_upgrade.reset();
+        done(std::unexpected(why));
+        return;
+    }
     UpgradeDone done = std::move(m_upgrade->done);
-    done(std::pair{std::string(proto::version()), answer.version});
+    done(std::pair{std::string(proto::version()), m_upgrade->to_version});
     // The reply is written (or queued) now; the exec follows at the next turn.
     m_upgrade->hand_over.schedule();
-    return true;
 }
 
 upgrade::DaemonFacts Daemon::hand_over_facts(std::vector<int>& kept) {
