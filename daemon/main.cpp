@@ -4,11 +4,13 @@
 #include <unistd.h>
 #include <uv.h>
 
+#include <sys/mman.h>
 #include <sys/stat.h>
 #include <unistd.h>
 
 #include <CLI/CLI.hpp>
 #include <cerrno>
+#include <cstdio>
 #include <cstdlib>
 #include <cstring>
 #include <expected>
@@ -107,23 +109,23 @@ std::string running_binary() {
     return path;
 }
 
-// The state a previous pkitd handed over in `fd` (SPEC §16), read whole and closed.
-std::string read_state(int fd) {
-    constexpr std::size_t k_max_state = 1024UL * 1024 * 1024;
-    std::string text;
-    char buffer[64 * 1024];
-    ssize_t n = 0;
-    while (text.size() < k_max_state && (n = ::read(fd, buffer, sizeof buffer)) != 0) {
-        if (n < 0) {
-            if (errno == EINTR) {
-                continue;
-            }
-            break;
+// The state a previous pkitd handed over in `fd` (SPEC §16): parsed where the memory
+// file lies, mapped (no copy of its text stays on the heap), then closed; discarded
+// when it is not JSON.
+nlohmann::json read_state(int fd) {
+    nlohmann::json doc = nlohmann::json::value_t::discarded;
+    struct stat info {};
+    if (::fstat(fd, &info) == 0 && info.st_size > 0) {
+        auto size = static_cast<std::size_t>(info.st_size);
+        void* at = ::mmap(nullptr, size, PROT_READ, MAP_PRIVATE, fd, 0);
+        if (at != MAP_FAILED) {
+            const char* text = static_cast<const char*>(at);
+            doc = nlohmann::json::parse(text, text + size, nullptr, false);
+            ::munmap(at, size);
         }
-        text.append(buffer, static_cast<std::size_t>(n));
     }
     ::close(fd);
-    return text;
+    return doc;
 }
 
 // Closes every descriptor above stderr: what a previous pkitd left open that this one
@@ -144,12 +146,10 @@ void close_inherited() {
 
 // Checks the handed-over state against this configuration, on a scratch supervisor;
 // the reason it cannot be used, or the document.
-std::expected<nlohmann::json, std::string> usable_state(const std::string& text,
+std::expected<nlohmann::json, std::string> usable_state(nlohmann::json doc,
                                                         const pkit::config::Tree& tree) {
-    nlohmann::json doc = nlohmann::json::parse(text, nullptr, false);
     if (doc.is_discarded()) {
-        return std::unexpected("the state is not valid JSON (" + std::to_string(text.size()) +
-                               " bytes)");
+        return std::unexpected("the state is not valid JSON");
     }
     pkit::core::Supervisor scratch(tree, [] { return 0.5; });
     auto applied =
@@ -157,7 +157,7 @@ std::expected<nlohmann::json, std::string> usable_state(const std::string& text,
     if (!applied) {
         return std::unexpected(applied.error());
     }
-    return doc;
+    return std::expected<nlohmann::json, std::string>(std::in_place, std::move(doc));
 }
 
 int run(const Options& options, pkit::shell::SystemdEnvironment systemd) {
@@ -165,7 +165,7 @@ int run(const Options& options, pkit::shell::SystemdEnvironment systemd) {
         options.config_dir.empty() ? env_or("PKIT_CONFIG", "/etc/pkit") : options.config_dir;
     // The start-up load keeps nothing: the reload cache is filled by the first reload,
     // so a pkitd that is never reloaded holds one copy of each service, not two.
-    std::string state;
+    nlohmann::json state;
     if (options.resume_fd >= 0) {
         state = read_state(options.resume_fd);
     }
@@ -194,7 +194,7 @@ int run(const Options& options, pkit::shell::SystemdEnvironment systemd) {
     daemon_options.load_cache = std::make_shared<pkit::config::LoadCache>();
     daemon_options.binary = running_binary();
     if (options.resume_fd >= 0) {
-        auto usable = usable_state(state, *tree);
+        auto usable = usable_state(std::move(state), *tree);
         if (usable) {
             daemon_options.resume = std::move(*usable);
         } else {

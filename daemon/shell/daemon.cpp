@@ -1,5 +1,6 @@
 #include "daemon/shell/daemon.hpp"
 
+#include <malloc.h>
 #include <signal.h>
 #include <sys/wait.h>
 #include <unistd.h>
@@ -127,6 +128,9 @@ int Daemon::run() {
         // Before the reaper's first batch: an exit during the exec is a run's, judged.
         resume(*m_options.resume);
         m_options.resume.reset();
+        // The state's document and its check are gone: their pages go back to the
+        // system, so that pkitd after an upgrade weighs what a fresh one does.
+        ::malloc_trim(0);
     }
     if (auto started = m_reaper.start(); !started) {
         log("error", std::string("cannot watch SIGCHLD: ") + uv_strerror(started.error()));

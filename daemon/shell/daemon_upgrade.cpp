@@ -216,9 +216,9 @@ bool Daemon::on_upgrade_check(pid_t pid, int wait_status) {
     m_upgrade->to_version = answer.version;
     // The next pkitd reads the configuration from disk: it must be the one running, or
     // the state would meet definitions it was not made with. Read off the loop.
-    auto started = m_loading.start(m_options.config_dir, config::default_load_options(),
-                                   m_options.load_cache,
-                                   [this](config::LoadResult tree) { on_upgrade_config(tree); });
+    auto started =
+        m_loading.start(m_options.config_dir, config::default_load_options(), m_options.load_cache,
+                        [this](config::LoadResult tree) { on_upgrade_config(tree); });
     if (!started) {
         fail("cannot read the configuration: " + started.error());
     }

@@ -94,8 +94,9 @@ TEST_CASE("an upgrade to the same binary keeps every service, pid, counter and t
     CHECK(started_at - flaky_exit_at >= 3.9);
     CHECK(started_at - flaky_exit_at < 5.5);
     // The next crash counts on from the carried counters.
-    wait_status(after, "flaky", [](const json& s) { return s.value("restarts", 0) >= 2; }, 15s,
-                "flaky's second restart is counted");
+    wait_status(
+        after, "flaky", [](const json& s) { return s.value("restarts", 0) >= 2; }, 15s,
+        "flaky's second restart is counted");
     // The half line written before the upgrade ends the tail once the run ends.
     kill_service(after, "web");
     wait_running(after, "web", 2);
@@ -129,8 +130,7 @@ TEST_CASE("a client connecting in a loop through an upgrade is never refused") {
             int fd = ::socket(AF_UNIX, SOCK_STREAM | SOCK_CLOEXEC, 0);
             sockaddr_un address{};
             address.sun_family = AF_UNIX;
-            std::snprintf(address.sun_path, sizeof address.sun_path, "%s",
-                          pkitd.socket().c_str());
+            std::snprintf(address.sun_path, sizeof address.sun_path, "%s", pkitd.socket().c_str());
             if (::connect(fd, reinterpret_cast<sockaddr*>(&address), sizeof address) != 0) {
                 ++refused;
             } else {
@@ -192,8 +192,8 @@ TEST_CASE("an upgrade to a binary that fails its check changes nothing") {
 TEST_CASE("an upgrade is refused while the configuration on disk differs or pkitd shuts down") {
     TempDir dir;
     dir.service("web", runner_toml());
-    dir.service("slow",
-                sh_command("exec sleep 1000") + "[stop]\nsignal = \"SIGWINCH\"\ntimeout = \"30s\"\n");
+    dir.service("slow", sh_command("exec sleep 1000") +
+                            "[stop]\nsignal = \"SIGWINCH\"\ntimeout = \"30s\"\n");
     Daemon pkitd(dir);
     pkitd.wait_ready();
     Client client = pkitd.client();
