@@ -46,7 +46,7 @@ _pkitctl() {
         cur=${cur#*=}
     fi
 
-    local commands="status show health start stop restart wait signal logs events explain reload shutdown check"
+    local commands="status show health start stop restart wait signal logs events explain reload shutdown check upgrade"
     local global_opts="--socket --json --timeout --color --help --version"
 
     # The options that take a value.
@@ -125,6 +125,7 @@ _pkitctl() {
         signal) opts="--group" ;;
         logs) opts="-n --lines --previous -f --follow --stream -t --timestamps --since" ;;
         events) opts="--service --type" ;;
+        upgrade) opts="--binary" ;;
         check)
             if [[ $cur != -* ]]; then
                 COMPREPLY=($(compgen -d -- "$cur"))

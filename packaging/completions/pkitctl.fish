@@ -6,7 +6,7 @@
 # (--socket PATH or --socket=PATH), else $PKIT_SOCKET, else the default, and signal
 # names after `signal NAME`. Without an answer from pkitd, names are not completed.
 
-set -l __pkitctl_commands status show health start stop restart wait signal logs events explain reload shutdown check
+set -l __pkitctl_commands status show health start stop restart wait signal logs events explain reload shutdown check upgrade
 
 # The service names pkitd knows, one a line.
 function __pkitctl_services
@@ -111,3 +111,4 @@ complete -c pkitctl -n "__pkitctl_using events" -l service -x -a "(__pkitctl_ser
 complete -c pkitctl -n "__pkitctl_using events" -l type -x \
     -a 'started ready exited restarting storm_pause liveness_kill health stopped gave_up restarts_exhausted group_failed escalated reload'
 complete -c pkitctl -n "__pkitctl_using check" -a "(__fish_complete_directories)"
+complete -c pkitctl -n "__pkitctl_using upgrade" -l binary -r -F -d 'the new pkitd'

@@ -27,7 +27,7 @@ _pkitctl() {
     local cur=${words[CURRENT]} prev=${words[CURRENT-1]}
     local -a commands global_opts signals event_types reply
     commands=(status show health start stop restart wait signal logs events explain reload
-              shutdown check)
+              shutdown check upgrade)
     global_opts=(--socket --json --timeout --color --help --version)
     signals=(HUP INT QUIT KILL USR1 USR2 TERM CONT STOP TSTP TTIN TTOU WINCH ALRM PIPE ABRT)
     event_types=(started ready exited restarting storm_pause liveness_kill health stopped
@@ -86,6 +86,7 @@ _pkitctl() {
         signal) opts=(--group) ;;
         logs) opts=(-n --lines --previous -f --follow --stream -t --timestamps --since) ;;
         events) opts=(--service --type) ;;
+        upgrade) opts=(--binary) ;;
         check) [[ $cur != -* ]] && { _files -/; return } ;;
         show|health|explain|reload|shutdown) ;;
         *) return 1 ;;

@@ -53,6 +53,24 @@ std::expected<std::unique_ptr<RequestHandler>, std::string> RequestHandler::open
     return handler;
 }
 
+std::expected<std::unique_ptr<RequestHandler>, std::string> RequestHandler::adopt(
+    uv_loop_t* loop, const std::string& socket_path, DaemonPort& daemon, int fd) {
+    SocketOptions options;
+    options.path = socket_path;
+    resolve_access(daemon, options);
+    std::unique_ptr<RequestHandler> handler(new RequestHandler(daemon));
+    auto server = ControlServer::adopt(loop, std::move(options), *handler, fd);
+    if (!server) {
+        return std::unexpected(server.error());
+    }
+    handler->m_server = std::move(*server);
+    return handler;
+}
+
+int RequestHandler::listener_fd() const {
+    return m_server ? m_server->listener_fd() : -1;
+}
+
 RequestHandler::~RequestHandler() {
     m_server.reset();
 }
@@ -183,6 +201,17 @@ void RequestHandler::on_request(ConnectionId connection, proto::Request request)
             return;
         case Command::health:
             reply_ok(connection, request.id, health_result(m_daemon.supervisor(), m_daemon.now()));
+            return;
+        case Command::upgrade:
+            m_daemon.upgrade(request.binary, [this, connection, id = request.id](
+                                                 const DaemonPort::UpgradeResult& result) {
+                if (!result) {
+                    reply_error(connection, id, proto::ErrorCode::upgrade_failed, result.error());
+                    return;
+                }
+                reply_ok(connection, id,
+                         proto::json{{"from", result->first}, {"to", result->second}});
+            });
             return;
     }
 }
