@@ -83,6 +83,9 @@ int run_status(const GlobalOptions& global, const StatusOptions& options) {
             for (const auto& row : services) {
                 view.push_back({row.name, row.state});
             }
+            for (const auto& note : state_typos(view, states)) {
+                std::cerr << "pkitctl: " << note << "\n";
+            }
             std::vector<proto::ServiceStatus> kept;
             for (std::size_t i : select_rows(view, options.names, states)) {
                 kept.push_back(std::move(services[i]));

@@ -78,6 +78,26 @@ std::vector<std::size_t> select_rows(const std::vector<NameState>& rows,
     return out;
 }
 
+std::vector<std::string> state_typos(const std::vector<NameState>& rows,
+                                     const std::vector<std::string>& states) {
+    std::vector<std::string> seen;
+    for (const auto& row : rows) {
+        if (std::ranges::find(seen, row.state) == seen.end()) {
+            seen.emplace_back(row.state);
+        }
+    }
+    std::vector<std::string> notes;
+    for (const auto& state : states) {
+        if (std::ranges::find(seen, state) != seen.end()) {
+            continue;
+        }
+        if (auto suggestion = config::detail::did_you_mean(state, seen); !suggestion.empty()) {
+            notes.push_back("no service is \"" + state + "\"" + suggestion);
+        }
+    }
+    return notes;
+}
+
 std::string summary_line(const std::vector<NameState>& rows) {
     std::map<std::string_view, std::size_t> counts;
     for (const auto& row : rows) {

@@ -34,6 +34,12 @@ std::vector<std::size_t> select_rows(const std::vector<NameState>& rows,
                                      const std::vector<std::string>& names,
                                      const std::vector<std::string>& states);
 
+// For each of `states` that no row is in but that is a likely typo of a state some
+// row is in: `no service is "runing"; did you mean "running"?` (pkitctl prints it as a
+// note; the selection stands).
+std::vector<std::string> state_typos(const std::vector<NameState>& rows,
+                                     const std::vector<std::string>& states);
+
 // "40 services: 37 running, 2 backoff, 1 failed": how many rows are in each state,
 // most first (ties in name order).
 std::string summary_line(const std::vector<NameState>& rows);

@@ -161,7 +161,14 @@ int run_top(const GlobalOptions& global, const TopOptions& options) {
             full = true;  // a resized terminal reflows what it showed: draw it all
         }
         if (monotonic_seconds() >= next_sample) {
-            rows = sample_rows(global);
+            try {
+                rows = sample_rows(global);
+            } catch (const CtlError&) {
+                if (interrupted()) {
+                    break;  // Ctrl-C while waiting for pkitd: quit as from the keyboard
+                }
+                throw;
+            }
             before = std::move(now);
             now = cpu_sample(rows, monotonic_seconds());
             next_sample = now.at + interval;

@@ -69,6 +69,11 @@ TEST_CASE("status selection: an unknown name is suggested, an empty glob is an e
     CHECK(message_of({"db-*"}) == "unknown_service: no service matches \"db-*\"");
 }
 
+TEST_CASE("status selection: a --state no service is in, close to one some are in, is noted") {
+    CHECK(state_typos(fleet(), {"runing", "paused", "failed"}) ==
+          std::vector<std::string>{"no service is \"runing\"; did you mean \"running\"?"});
+}
+
 TEST_CASE("status summary: the count of each state, most first") {
     CHECK(summary_line(fleet()) == "6 services: 3 running, 1 backoff, 1 failed, 1 scheduled");
     CHECK(summary_line({{"web", "running"}}) == "1 service: 1 running");
