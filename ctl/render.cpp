@@ -47,9 +47,7 @@ using Row = std::vector<Cell>;
 // was ~100 pages, and on a VM each page is a fault of ~25 us.
 //
 // With a `width` (a terminal's columns; 0: none), a table wider than it has its first
-// column (the names) narrowed to fit, each longer name cut with "…", down to
-// k_narrowest_name columns; the other columns are kept whole.
-constexpr std::size_t k_narrowest_name = 12;
+// column (the names) narrowed to fit (narrowed_names), each longer name cut with "…".
 
 template <typename Fill>
 std::string layout(std::size_t count, const Fill& fill, bool color, std::size_t width = 0) {
@@ -66,16 +64,8 @@ std::string layout(std::size_t count, const Fill& fill, bool color, std::size_t 
         }
         line_width = std::max(line_width, line);
     }
-    // The widest line: every column padded, two blanks between.
-    std::size_t table_width = 0;
-    for (std::size_t w : widths) {
-        table_width += w + 2;
-    }
-    table_width = table_width >= 2 ? table_width - 2 : 0;
-    std::optional<std::size_t> name_columns;
-    if (width > 0 && !widths.empty() && table_width > width && widths[0] > k_narrowest_name) {
-        const std::size_t over = table_width - width;
-        name_columns = std::max(k_narrowest_name, widths[0] > over ? widths[0] - over : 0);
+    const std::optional<std::size_t> name_columns = narrowed_names(widths, width);
+    if (name_columns) {
         widths[0] = *name_columns;
     }
     std::string out;

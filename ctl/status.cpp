@@ -78,11 +78,7 @@ int run_status(const GlobalOptions& global, const StatusOptions& options) {
         request.fields = k_rendered_fields;
         services = call_for_rows(global, request, timeout_of(global));
         if (filtered) {
-            std::vector<NameState> view;
-            view.reserve(services.size());
-            for (const auto& row : services) {
-                view.push_back({row.name, row.state});
-            }
+            const std::vector<NameState> view = name_states(services);
             for (const auto& note : state_typos(view, states)) {
                 std::cerr << "pkitctl: " << note << "\n";
             }
@@ -97,12 +93,7 @@ int run_status(const GlobalOptions& global, const StatusOptions& options) {
         std::cout << (options.tree ? render_tree(services, use_color(), width)
                                    : render_table(services, use_color(), width));
         if (columns && services.size() > k_summary_rows) {
-            std::vector<NameState> view;
-            view.reserve(services.size());
-            for (const auto& row : services) {
-                view.push_back({row.name, row.state});
-            }
-            std::cout << summary_line(view) << "\n";
+            std::cout << summary_line(name_states(services)) << "\n";
         }
     }
     if (!options.names.empty()) {

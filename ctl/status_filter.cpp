@@ -37,6 +37,15 @@ std::vector<std::string> split_states(const std::vector<std::string>& options) {
     return states;
 }
 
+std::vector<NameState> name_states(const std::vector<proto::ServiceStatus>& rows) {
+    std::vector<NameState> view;
+    view.reserve(rows.size());
+    for (const auto& row : rows) {
+        view.push_back({row.name, row.state});
+    }
+    return view;
+}
+
 std::vector<std::size_t> select_rows(const std::vector<NameState>& rows,
                                      const std::vector<std::string>& names,
                                      const std::vector<std::string>& states) {
@@ -112,6 +121,24 @@ std::string summary_line(const std::vector<NameState>& rows) {
                 std::string(order[i].first);
     }
     return line;
+}
+
+std::optional<std::size_t> narrowed_names(const std::vector<std::size_t>& widths,
+                                          std::size_t width) {
+    constexpr std::size_t k_narrowest_name = 12;
+    if (width == 0 || widths.empty() || widths[0] <= k_narrowest_name) {
+        return std::nullopt;
+    }
+    std::size_t table = 0;
+    for (std::size_t w : widths) {
+        table += w + 2;
+    }
+    table -= 2;  // no blanks after the last column
+    if (table <= width) {
+        return std::nullopt;
+    }
+    const std::size_t over = table - width;
+    return std::max(k_narrowest_name, widths[0] > over ? widths[0] - over : 0);
 }
 
 std::size_t columns_of(std::string_view text) {

@@ -5,9 +5,12 @@
 // has: no list of states is kept here, so a state the daemon adds is selectable as is.
 
 #include <cstddef>
+#include <optional>
 #include <string>
 #include <string_view>
 #include <vector>
+
+#include "proto/status.hpp"
 
 namespace pkit::ctl {
 
@@ -24,6 +27,9 @@ struct NameState {
     std::string_view name;
     std::string_view state;
 };
+
+// The rows as the selection sees them (views into `rows`, which must outlive them).
+std::vector<NameState> name_states(const std::vector<proto::ServiceStatus>& rows);
 
 // The indices of `rows`, in their order, that one of `names` selects (every row when
 // `names` is empty), by name or by glob, and whose state is one of `states` (any when
@@ -50,5 +56,12 @@ std::string fit_columns(std::string_view text, std::size_t columns);
 
 // The terminal columns `text` takes (UTF-8 code points).
 std::size_t columns_of(std::string_view text);
+
+// The narrower width of a table's first column (the names) that fits the table into
+// `width` terminal columns, given each column's width and two blanks between columns;
+// never below 12 columns. nullopt when it fits already, `width` is 0 (no limit), or
+// the names are already that narrow. Names give way first: the figures stay whole.
+std::optional<std::size_t> narrowed_names(const std::vector<std::size_t>& widths,
+                                          std::size_t width);
 
 }  // namespace pkit::ctl

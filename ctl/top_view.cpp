@@ -98,10 +98,7 @@ std::vector<std::string> top_frame(const std::vector<proto::ServiceStatus>& rows
                                    std::size_t width, std::size_t height) {
     std::vector<TopRow> shown;
     shown.reserve(rows.size());
-    std::vector<NameState> states;
-    states.reserve(rows.size());
     for (const auto& row : rows) {
-        states.push_back({row.name, row.state});
         TopRow top{.status = &row};
         if (const auto& used = row.resources.value) {
             top.memory = used->rss_bytes;
@@ -147,23 +144,16 @@ std::vector<std::string> top_frame(const std::vector<proto::ServiceStatus>& rows
         }
     }
     // Names give way first when the screen is narrow (as in `status`).
-    std::size_t total = 0;
-    for (std::size_t w : widths) {
-        total += w + 2;
-    }
-    total -= 2;
-    constexpr std::size_t k_narrowest_name = 12;
-    if (width > 0 && total > width && widths[0] > k_narrowest_name) {
-        widths[0] =
-            std::max(k_narrowest_name, widths[0] > total - width ? widths[0] - (total - width) : 0);
+    if (auto names = narrowed_names(widths, width)) {
+        widths[0] = *names;
         for (auto& row : cells) {
             row[0] = fit_columns(row[0], widths[0]);
         }
     }
 
     std::vector<std::string> frame;
-    frame.push_back(summary_line(states) + " \u2014 sorted by " + std::string(sort_name(sort)) +
-                    " (c m r n sort, q quits)");
+    frame.push_back(summary_line(name_states(rows)) + " \u2014 sorted by " +
+                    std::string(sort_name(sort)) + " (c m r n sort, q quits)");
     for (const auto& row : cells) {
         frame.push_back(line_of(row, widths));
     }
