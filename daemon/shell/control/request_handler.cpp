@@ -7,6 +7,7 @@
 
 #include "config/accounts.hpp"
 #include "config/model.hpp"
+#include "config/suggest.hpp"
 #include "daemon/shell/control/event_view.hpp"
 #include "daemon/shell/control/health_view.hpp"
 
@@ -35,6 +36,20 @@ void resolve_access(DaemonPort& daemon, SocketOptions& options) {
                                       spec.control_group->name.value_or("?") + "\" ignored");
         }
     }
+}
+
+// `unknown service "wbe"; did you mean "web"?`: the suggestion among the services
+// pkitd has now (instances included, retired slots not).
+std::string unknown_service_message(const core::Supervisor& sup, std::string_view name) {
+    std::vector<std::string> names;
+    names.reserve(sup.size());
+    for (std::size_t i = 0; i < sup.size(); ++i) {
+        if (!sup.retired(i)) {
+            names.push_back(sup.service(i).spec().name);
+        }
+    }
+    return "unknown service \"" + std::string(name) + "\"" +
+           config::detail::did_you_mean(name, names);
 }
 
 }  // namespace
@@ -115,6 +130,11 @@ std::optional<std::vector<std::size_t>> RequestHandler::targets(ConnectionId con
             unknown.push_back(name);
         }
     }
+    if (unknown.size() == 1) {
+        reply_error(connection, request.id, proto::ErrorCode::unknown_service,
+                    unknown_service_message(sup, unknown.front()));
+        return std::nullopt;
+    }
     if (!unknown.empty()) {
         // Named in full up to a few, so that a hostile list gets a short reply.
         constexpr std::size_t k_named = 8;
@@ -137,7 +157,7 @@ std::optional<std::size_t> RequestHandler::target(ConnectionId connection,
     auto index = m_daemon.supervisor().find(request.service);
     if (!index) {
         reply_error(connection, request.id, proto::ErrorCode::unknown_service,
-                    "unknown service \"" + request.service + "\"");
+                    unknown_service_message(m_daemon.supervisor(), request.service));
     }
     return index;
 }
