@@ -29,6 +29,10 @@ constexpr int k_minutes_a_day = 1440;
 
 }  // namespace
 
+std::int32_t utc_offset(std::int64_t) {
+    return 0;
+}
+
 // Howard Hinnant's algorithms (chrono-compatible low-level date algorithms).
 std::int64_t days_from_civil(CivilDate date) {
     std::int64_t y = date.year - (date.month <= 2 ? 1 : 0);

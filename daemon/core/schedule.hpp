@@ -5,7 +5,6 @@
 // localtime_r and tests with a rule of their own.
 
 #include <cstdint>
-#include <functional>
 #include <optional>
 
 #include "config/schedule.hpp"
@@ -13,8 +12,12 @@
 
 namespace pkit::core {
 
-// The offset from UTC, in seconds, of the zone's local time at unix time `t`.
-using ZoneOffset = std::function<std::int32_t(std::int64_t t)>;
+// The offset from UTC, in seconds, of the zone's local time at unix time `t`. A plain
+// function (a std::function's call could throw, which the core must not).
+using ZoneOffset = std::int32_t (*)(std::int64_t t);
+
+// UTC: offset 0 at every time.
+std::int32_t utc_offset(std::int64_t t);
 
 // The civil calendar (proleptic Gregorian), days counted from 1970-01-01.
 struct CivilDate {

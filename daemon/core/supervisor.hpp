@@ -35,11 +35,7 @@ public:
     // autostart scheduled job. `now` is pkitd's start, the epoch of "every" schedules.
     void start(Now now);
     // The zone cron schedules are read in (SPEC §12: TZ's); UTC until set.
-    void set_zone(ZoneOffset offset) {
-        if (offset) {
-            m_zone = std::move(offset);
-        }
-    }
+    void set_zone(ZoneOffset offset) { m_zone = offset != nullptr ? offset : utc_offset; }
 
     // --- Shell inputs ---------------------------------------------------------------
     void on_spawned(std::size_t service, std::uint64_t run, pid_t pid, Now now);
@@ -154,7 +150,7 @@ private:
     std::unordered_map<pid_t, std::pair<std::size_t, std::uint64_t>> m_runs;  // pid → run
     std::vector<Action> m_actions;
     TimePoint m_epoch{};  // pkitd's start: "every" schedules count from it
-    ZoneOffset m_zone = [](std::int64_t) { return std::int32_t{0}; };  // UTC until set
+    ZoneOffset m_zone = utc_offset;
 
     StormScore m_daemon_storm;
     std::optional<TimePoint> m_daemon_storm_until;

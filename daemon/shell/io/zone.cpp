@@ -8,7 +8,7 @@ namespace pkit::shell {
 core::ZoneOffset zone_from_environment() {
     const char* tz = std::getenv("TZ");
     if (tz == nullptr || *tz == '\0') {
-        return [](std::int64_t) { return std::int32_t{0}; };
+        return core::utc_offset;
     }
     ::tzset();
     return [](std::int64_t t) {
