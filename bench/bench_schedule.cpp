@@ -16,13 +16,6 @@ namespace {
 
 using namespace pkit::bench;
 
-long wakeups_over(pid_t pid, double seconds) {
-    Switches before = read_switches(pid);
-    sleep_seconds(seconds);
-    Switches after = read_switches(pid);
-    return after.total() - before.total();
-}
-
 // pkitd on a tree of `jobs` armed jobs, started and reached; nullopt when it failed.
 bool start_armed(Pkitd& pkitd, Client& client, std::size_t jobs) {
     if (!pkitd.start() || !pkitd.connect(client)) {

@@ -109,5 +109,5 @@ complete -c pkitctl -n "__pkitctl_using logs" -s t -l timestamps -d 'time stamps
 complete -c pkitctl -n "__pkitctl_using logs" -l since -x -d 'a duration'
 complete -c pkitctl -n "__pkitctl_using events" -l service -x -a "(__pkitctl_services)"
 complete -c pkitctl -n "__pkitctl_using events" -l type -x \
-    -a 'started ready exited restarting storm_pause liveness_kill health stopped gave_up restarts_exhausted group_failed escalated reload'
+    -a 'started ready exited restarting storm_pause liveness_kill health stopped gave_up restarts_exhausted group_failed escalated reload missed'
 complete -c pkitctl -n "__pkitctl_using check" -a "(__fish_complete_directories)"

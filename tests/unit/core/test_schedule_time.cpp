@@ -3,6 +3,8 @@
 
 #include <doctest/doctest.h>
 
+#include <vector>
+
 #include "daemon/core/schedule.hpp"
 #include "tests/unit/core/fake.hpp"
 
@@ -43,6 +45,21 @@ std::optional<std::int64_t> next(const char* text, std::int64_t after,
     return next_cron_time(cron(text), after, zone);
 }
 
+// One row of a table: after `after`, `expression` next matches at `expected`.
+struct CronRow {
+    const char* expression;
+    std::int64_t after;
+    std::int64_t expected;
+};
+
+void check_rows(const std::vector<CronRow>& rows, ZoneOffset zone) {
+    for (const CronRow& row : rows) {
+        CAPTURE(row.expression);
+        CAPTURE(row.after);
+        CHECK(next(row.expression, row.after, zone) == row.expected);
+    }
+}
+
 }  // namespace
 
 TEST_CASE("the civil calendar round-trips and knows weekdays") {
@@ -59,86 +76,70 @@ TEST_CASE("the civil calendar round-trips and knows weekdays") {
 }
 
 TEST_CASE("cron times: fields, steps, names and month ends") {
-    struct Row {
-        const char* expression;
-        std::int64_t after;
-        std::int64_t expected;
-    };
-    const Row rows[] = {
-        {"*/15 * * * *", utc(2026, 1, 1, 10, 7), utc(2026, 1, 1, 10, 15)},
-        {"*/15 * * * *", utc(2026, 1, 1, 10, 15), utc(2026, 1, 1, 10, 30)},
-        {"*/15 * * * *", utc(2026, 1, 1, 23, 45), utc(2026, 1, 2, 0, 0)},
-        {"0 8-18/4 * * *", utc(2026, 1, 1, 13, 0), utc(2026, 1, 1, 16, 0)},
-        {"0 8-18/4 * * *", utc(2026, 1, 1, 16, 0), utc(2026, 1, 2, 8, 0)},
-        {"@hourly", utc(2026, 1, 1, 10, 0) + 59, utc(2026, 1, 1, 11, 0)},
-        {"@daily", utc(2026, 12, 31, 0, 0), utc(2027, 1, 1, 0, 0)},
-        {"@weekly", utc(2026, 3, 1, 0, 0), utc(2026, 3, 8, 0, 0)},
-        {"@monthly", utc(2026, 1, 31, 12, 0), utc(2026, 2, 1, 0, 0)},
-        {"@yearly", utc(2026, 1, 1, 0, 0), utc(2027, 1, 1, 0, 0)},
-        // Month ends: the 31st skips the months without one.
-        {"0 0 31 * *", utc(2026, 3, 31, 0, 0), utc(2026, 5, 31, 0, 0)},
-        {"0 0 31 * *", utc(2026, 7, 31, 0, 0), utc(2026, 8, 31, 0, 0)},
-        {"0 0 30 * *", utc(2026, 1, 30, 0, 0), utc(2026, 3, 30, 0, 0)},
-        // The leap day comes every four years.
-        {"0 12 29 2 *", utc(2026, 3, 1), utc(2028, 2, 29, 12, 0)},
-        {"0 12 29 feb *", utc(2028, 2, 29, 12, 0), utc(2032, 2, 29, 12, 0)},
-        {"59 23 28 2 *", utc(2028, 2, 28, 23, 59), utc(2029, 2, 28, 23, 59)},
-        // Names and Sunday as 0 or 7.
-        {"0 9 * * mon-fri", utc(2026, 3, 6, 9, 0), utc(2026, 3, 9, 9, 0)},
-        {"0 9 * * 7", utc(2026, 3, 2), utc(2026, 3, 8, 9, 0)},
-        {"0 9 * * sun", utc(2026, 3, 2), utc(2026, 3, 8, 9, 0)},
-        {"0 0 1 jan-mar/2 *", utc(2026, 1, 1), utc(2026, 3, 1)},
-        {"0 0 1 jan-mar/2 *", utc(2026, 3, 1), utc(2027, 1, 1)},
-        // The either-day rule: both restricted, either matches (2026-03-02 is a Monday).
-        {"0 0 1-7 * mon", utc(2026, 3, 2), utc(2026, 3, 3)},
-        {"0 0 13 * fri", utc(2026, 2, 1), utc(2026, 2, 6)},
-        {"0 0 13 * fri", utc(2026, 3, 6), utc(2026, 3, 13)},
-        {"0 0 1 * mon", utc(2026, 3, 2), utc(2026, 3, 9)},
-        {"0 0 1 * mon", utc(2026, 3, 30), utc(2026, 4, 1)},
-        // A field starting with * is unrestricted: both must match (odd days, Mondays).
-        {"0 0 */2 * mon", utc(2026, 3, 2), utc(2026, 3, 9)},
-        {"0 0 * * mon", utc(2026, 3, 2), utc(2026, 3, 9)},
-        {"0 0 1 * *", utc(2026, 3, 2), utc(2026, 4, 1)},
-    };
-    for (const Row& row : rows) {
-        CAPTURE(row.expression);
-        CAPTURE(row.after);
-        CHECK(next(row.expression, row.after) == row.expected);
-    }
+    check_rows(
+        {
+            {"*/15 * * * *", utc(2026, 1, 1, 10, 7), utc(2026, 1, 1, 10, 15)},
+            {"*/15 * * * *", utc(2026, 1, 1, 10, 15), utc(2026, 1, 1, 10, 30)},
+            {"*/15 * * * *", utc(2026, 1, 1, 23, 45), utc(2026, 1, 2, 0, 0)},
+            {"0 8-18/4 * * *", utc(2026, 1, 1, 13, 0), utc(2026, 1, 1, 16, 0)},
+            {"0 8-18/4 * * *", utc(2026, 1, 1, 16, 0), utc(2026, 1, 2, 8, 0)},
+            {"@hourly", utc(2026, 1, 1, 10, 0) + 59, utc(2026, 1, 1, 11, 0)},
+            {"@daily", utc(2026, 12, 31, 0, 0), utc(2027, 1, 1, 0, 0)},
+            {"@weekly", utc(2026, 3, 1, 0, 0), utc(2026, 3, 8, 0, 0)},
+            {"@monthly", utc(2026, 1, 31, 12, 0), utc(2026, 2, 1, 0, 0)},
+            {"@yearly", utc(2026, 1, 1, 0, 0), utc(2027, 1, 1, 0, 0)},
+            // Month ends: the 31st skips the months without one.
+            {"0 0 31 * *", utc(2026, 3, 31, 0, 0), utc(2026, 5, 31, 0, 0)},
+            {"0 0 31 * *", utc(2026, 7, 31, 0, 0), utc(2026, 8, 31, 0, 0)},
+            {"0 0 30 * *", utc(2026, 1, 30, 0, 0), utc(2026, 3, 30, 0, 0)},
+            // The leap day comes every four years.
+            {"0 12 29 2 *", utc(2026, 3, 1), utc(2028, 2, 29, 12, 0)},
+            {"0 12 29 feb *", utc(2028, 2, 29, 12, 0), utc(2032, 2, 29, 12, 0)},
+            {"59 23 28 2 *", utc(2028, 2, 28, 23, 59), utc(2029, 2, 28, 23, 59)},
+            // Names and Sunday as 0 or 7.
+            {"0 9 * * mon-fri", utc(2026, 3, 6, 9, 0), utc(2026, 3, 9, 9, 0)},
+            {"0 9 * * 7", utc(2026, 3, 2), utc(2026, 3, 8, 9, 0)},
+            {"0 9 * * sun", utc(2026, 3, 2), utc(2026, 3, 8, 9, 0)},
+            {"0 0 1 jan-mar/2 *", utc(2026, 1, 1), utc(2026, 3, 1)},
+            {"0 0 1 jan-mar/2 *", utc(2026, 3, 1), utc(2027, 1, 1)},
+            // The either-day rule: both restricted, either matches (2026-03-02 is a Monday).
+            {"0 0 1-7 * mon", utc(2026, 3, 2), utc(2026, 3, 3)},
+            {"0 0 13 * fri", utc(2026, 2, 1), utc(2026, 2, 6)},
+            {"0 0 13 * fri", utc(2026, 3, 6), utc(2026, 3, 13)},
+            {"0 0 1 * mon", utc(2026, 3, 2), utc(2026, 3, 9)},
+            {"0 0 1 * mon", utc(2026, 3, 30), utc(2026, 4, 1)},
+            // A field starting with * is unrestricted: both must match (odd days, Mondays).
+            {"0 0 */2 * mon", utc(2026, 3, 2), utc(2026, 3, 9)},
+            {"0 0 * * mon", utc(2026, 3, 2), utc(2026, 3, 9)},
+            {"0 0 1 * *", utc(2026, 3, 2), utc(2026, 4, 1)},
+        },
+        utc_zone);
 }
 
 TEST_CASE("cron times follow Europe/Berlin across both clock changes") {
     // 2026-03-29: 02:00 CET becomes 03:00 CEST (01:00 UTC); 2026-10-25: 03:00 CEST
     // becomes 02:00 CET (01:00 UTC).
-    struct Row {
-        const char* expression;
-        std::int64_t after;
-        std::int64_t expected;
-    };
-    const Row rows[] = {
-        // Local midnight is 23:00 UTC in winter, 22:00 in summer.
-        {"0 0 * * *", utc(2026, 3, 27, 23, 0), utc(2026, 3, 28, 23, 0)},
-        {"0 0 * * *", utc(2026, 3, 28, 23, 0), utc(2026, 3, 29, 22, 0)},
-        // 02:30 does not come on the 29th of March: skipped, not run.
-        {"30 2 * * *", utc(2026, 3, 28, 2, 0), utc(2026, 3, 30, 0, 30)},
-        // Hourly across the gap: 01:00 CET, then 03:00 CEST, an hour later.
-        {"0 * * * *", utc(2026, 3, 29, 0, 0), utc(2026, 3, 29, 1, 0)},
-        {"*/30 * * * *", utc(2026, 3, 29, 0, 30), utc(2026, 3, 29, 1, 0)},
-        // 02:30 comes twice on the 25th of October: run at the first only.
-        {"30 2 * * *", utc(2026, 10, 24, 12, 0), utc(2026, 10, 25, 0, 30)},
-        {"30 2 * * *", utc(2026, 10, 25, 0, 30), utc(2026, 10, 26, 1, 30)},
-        // Counting on from inside the repeated hour gives no local time twice.
-        {"0 * * * *", utc(2026, 10, 24, 23, 30), utc(2026, 10, 25, 0, 0)},
-        {"0 * * * *", utc(2026, 10, 25, 0, 0), utc(2026, 10, 25, 2, 0)},
-        // pkitd started in the second 02:xx: the first one after it.
-        {"45 2 * * *", utc(2026, 10, 25, 1, 10), utc(2026, 10, 25, 1, 45)},
-        {"0 0 * * *", utc(2026, 10, 24, 22, 0), utc(2026, 10, 25, 23, 0)},
-    };
-    for (const Row& row : rows) {
-        CAPTURE(row.expression);
-        CAPTURE(row.after);
-        CHECK(next(row.expression, row.after, berlin) == row.expected);
-    }
+    check_rows(
+        {
+            // Local midnight is 23:00 UTC in winter, 22:00 in summer.
+            {"0 0 * * *", utc(2026, 3, 27, 23, 0), utc(2026, 3, 28, 23, 0)},
+            {"0 0 * * *", utc(2026, 3, 28, 23, 0), utc(2026, 3, 29, 22, 0)},
+            // 02:30 does not come on the 29th of March: skipped, not run.
+            {"30 2 * * *", utc(2026, 3, 28, 2, 0), utc(2026, 3, 30, 0, 30)},
+            // Hourly across the gap: 01:00 CET, then 03:00 CEST, an hour later.
+            {"0 * * * *", utc(2026, 3, 29, 0, 0), utc(2026, 3, 29, 1, 0)},
+            {"*/30 * * * *", utc(2026, 3, 29, 0, 30), utc(2026, 3, 29, 1, 0)},
+            // 02:30 comes twice on the 25th of October: run at the first only.
+            {"30 2 * * *", utc(2026, 10, 24, 12, 0), utc(2026, 10, 25, 0, 30)},
+            {"30 2 * * *", utc(2026, 10, 25, 0, 30), utc(2026, 10, 26, 1, 30)},
+            // Counting on from inside the repeated hour gives no local time twice.
+            {"0 * * * *", utc(2026, 10, 24, 23, 30), utc(2026, 10, 25, 0, 0)},
+            {"0 * * * *", utc(2026, 10, 25, 0, 0), utc(2026, 10, 25, 2, 0)},
+            // pkitd started in the second 02:xx: the first one after it.
+            {"45 2 * * *", utc(2026, 10, 25, 1, 10), utc(2026, 10, 25, 1, 45)},
+            {"0 0 * * *", utc(2026, 10, 24, 22, 0), utc(2026, 10, 25, 23, 0)},
+        },
+        berlin);
 }
 
 TEST_CASE("ticks: every D counts from the epoch on the monotonic clock") {
