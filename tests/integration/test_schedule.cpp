@@ -145,3 +145,26 @@ TEST_CASE("stop disarms a scheduled job; start runs an episode now and arms it")
     CHECK(lines_in(runs) == 2);
     CHECK(pkitd.stop() == 0);
 }
+
+TEST_CASE("a reload that changes a schedule re-arms it and lets the running episode go on") {
+    TempDir dir;
+    dir.service("job", job("every 1s", gate(dir) + "exit 0"));
+    Daemon pkitd(dir);
+    pkitd.wait_ready();
+    Client client = pkitd.client();
+    json running = wait_status(client, "job", state_is("running"), 10s, "an episode runs");
+    const int pid = running["pid"];
+    dir.service("job", job("@yearly", gate(dir) + "exit 0"));
+    json reloaded = reload(client);
+    CHECK(reloaded["changed"] == json::array({"job"}));
+    json s = status(client, "job");
+    CHECK(s["state"] == "running");
+    CHECK(s["pid"] == pid);
+    CHECK(s["schedule"]["expression"] == "@yearly");
+    // The next tick is the coming new year, not a second from now.
+    CHECK(s["schedule"]["next"].get<double>() - s["started_at"].get<double>() > 3600);
+    open_gate(dir);
+    s = wait_status(client, "job", last_result_is("done"), 10s, "the episode ends done");
+    CHECK(s["run"] == running["run"]);
+    CHECK(pkitd.stop() == 0);
+}
