@@ -375,7 +375,11 @@ void Supervisor::restart_service(std::size_t service, Now now) {
     if (m_shutting_down) {
         return;
     }
-    touch(service).stop(now, m_actions, AfterStop::relaunch, std::nullopt);
+    Service& s = touch(service);
+    if (s.state() == State::scheduled) {
+        s.note_episode(now);  // between episodes, a restart runs one now, as start does
+    }
+    s.stop(now, m_actions, AfterStop::relaunch, std::nullopt);
     settle(now);
 }
 

@@ -155,6 +155,21 @@ TEST_CASE("start runs an episode now and arms; stop ends it and disarms") {
     CHECK(s.stopped_reason() == StopReason::operator_);
 }
 
+TEST_CASE("restart between episodes runs one now and keeps the job armed") {
+    Supervisor sup = supervisor({scheduled("clean", "every 10s")});
+    sup.start(at(0));
+    sup.restart_service(0, at(4));
+    CHECK(take(sup) == "spawn 0 r1");
+    const Service& s = sup.service(0);
+    CHECK(s.schedule().last_started == doctest::Approx(1004.0));
+    CHECK(s.schedule().armed);
+    CHECK(seconds(s.tick_due()) == 10.0);
+    sup.on_spawned(0, 1, 100, at(4));
+    sup.on_exit(100, exited(0), at(5));
+    CHECK(s.state() == State::scheduled);
+    CHECK(s.schedule().last_result == State::done);
+}
+
 TEST_CASE("a cron tick is due by the wall clock: set back it waits, set forward it runs once") {
     // Every minute; the wall clock starts at unix 1000, so the first tick is 1020.
     Supervisor sup = supervisor({scheduled("poll", "* * * * *")});
