@@ -199,6 +199,10 @@ struct ServiceSpec {
     StopSpec stop;
     OutputSpec output;
 
+    // SPEC §13: I for the instance NAME@I of a file with `instances` > 1; 0 for a
+    // service of its own. The file's name is `name` up to the "@".
+    unsigned instance = 0;
+
     bool operator==(const ServiceSpec&) const = default;
 };
 
@@ -235,6 +239,10 @@ struct DaemonSpec {
     RootSpec root;
     std::vector<GroupSpec> groups;  // in name order
     HttpSpec http;
+    // SPEC §13: every run's environment gets these after the user's account and before
+    // the service's own env_file and env.
+    std::map<std::string, std::string> env;
+    std::vector<std::string> env_files;
     bool operator==(const DaemonSpec&) const = default;
 };
 

@@ -93,7 +93,15 @@ int run(const Options& options, pkit::shell::SystemdEnvironment systemd) {
         options.config_dir.empty() ? env_or("PKIT_CONFIG", "/etc/pkit") : options.config_dir;
     // The start-up load keeps nothing: the reload cache is filled by the first reload,
     // so a pkitd that is never reloaded holds one copy of each service, not two.
-    auto tree = pkit::config::load_tree(dir, pkit::config::default_load_options());
+    std::vector<pkit::config::Diagnostic> warnings;
+    auto load_options = pkit::config::default_load_options();
+    if (options.check) {
+        load_options.warnings = &warnings;
+    }
+    auto tree = pkit::config::load_tree(dir, load_options);
+    for (const auto& warning : warnings) {
+        std::cerr << warning.to_string() << '\n';
+    }
     if (!tree) {
         for (const auto& diagnostic : tree.error()) {
             std::cerr << diagnostic.to_string() << '\n';
