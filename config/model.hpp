@@ -32,14 +32,15 @@ enum class ServiceType { service, oneshot };
 
 // The launch failures pkitd can tell apart (SPEC §2 give_up_when.launch_errors).
 enum class LaunchError {
-    not_found,          // ENOENT / ENOTDIR on exec
-    permission_denied,  // EACCES / EPERM on exec
-    bad_cwd,            // chdir failed
-    bad_user,           // unknown user or group, or setuid/setgid/initgroups failed
-    bad_env_file,       // an env_file is missing or unreadable
-    exec_format,        // ENOEXEC: not an executable format
-    resources,          // fork, pipe or rlimit failure (EAGAIN, ENOMEM, EMFILE ...)
-    other,              // anything else exec reported
+    not_found,           // ENOENT / ENOTDIR on exec
+    permission_denied,   // EACCES / EPERM on exec
+    bad_cwd,             // chdir failed
+    bad_user,            // unknown user or group, or setuid/setgid/initgroups failed
+    bad_env_file,        // an env_file is missing or unreadable
+    exec_format,         // ENOEXEC: not an executable format
+    resources,           // fork, pipe or rlimit failure (EAGAIN, ENOMEM, EMFILE ...)
+    other,               // anything else exec reported
+    undefined_variable,  // a ${VAR} with no value and no default (SPEC §13)
 };
 
 struct RestartSpec {

@@ -5,6 +5,8 @@
 #include <cstdio>
 #include <utility>
 
+#include "config/variables.hpp"
+#include "daemon/shell/launch/launcher.hpp"
 #include "daemon/shell/probes/probe_attempt.hpp"
 
 namespace pkit::shell {
@@ -86,10 +88,27 @@ ProbeRunner::~ProbeRunner() {
     }
 }
 
-void ProbeRunner::run(const ProbeRequest& request) {
+void ProbeRunner::run(const ProbeRequest& given) {
     std::unique_ptr<ProbeAttempt> attempt;
     using config::ProbeKind;
-    ProbeKind kind = request.probe != nullptr ? request.probe->kind : ProbeKind::none;
+    ProbeKind kind = given.probe != nullptr ? given.probe->kind : ProbeKind::none;
+    // A tcp, http or file target with variables is expanded now, in the run's
+    // environment; the attempt copies what it needs of this copy while it is made.
+    ProbeRequest request = given;
+    config::ProbeSpec expanded;
+    if (kind != ProbeKind::exec && kind != ProbeKind::none && given.service_spec != nullptr &&
+        config::has_variables(given.probe->target)) {
+        LaunchRequest launch{given.service_spec, given.run, {}, {}, given.daemon};
+        auto target = expand_in_run_environment(launch, given.probe->target, "target");
+        if (!target) {
+            kind = ProbeKind::none;
+            attempt = make_failed_attempt(*this, request, std::move(target.error().message));
+        } else {
+            expanded = *given.probe;
+            expanded.target = std::move(*target);
+            request.probe = &expanded;
+        }
+    }
     switch (kind) {
         case ProbeKind::exec:
             attempt = make_exec_attempt(*this, request);
@@ -107,7 +126,9 @@ void ProbeRunner::run(const ProbeRequest& request) {
             attempt = make_failed_attempt(*this, request, "a watchdog is fed, not probed");
             break;
         case ProbeKind::none:
-            attempt = make_failed_attempt(*this, request, "no probe configured");
+            if (!attempt) {
+                attempt = make_failed_attempt(*this, request, "no probe configured");
+            }
             break;
     }
     ProbeAttempt* started = attempt.get();
