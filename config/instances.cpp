@@ -3,8 +3,10 @@
 // cycles, the tree pkitd runs) sees ordinary services with ordinary names; `after`
 // elements and group members naming the file stand for all its instances, in order.
 
+#include <algorithm>
 #include <unordered_map>
 
+#include "config/instances.hpp"
 #include "config/load_steps.hpp"
 
 namespace pkit::config::detail {
@@ -78,3 +80,73 @@ void expand_instances(std::vector<ServiceDraft>& services, DaemonDraft& daemon,
 }
 
 }  // namespace pkit::config::detail
+
+namespace pkit::config {
+
+std::string_view base_name(std::string_view name) {
+    return name.substr(0, name.find('@'));
+}
+
+std::size_t count_instances(const Tree& tree, std::string_view base) {
+    std::size_t count = 0;
+    for (const ServiceSpec& spec : tree.services) {
+        if (spec.instance != 0 && base_name(spec.name) == base) {
+            ++count;
+        }
+    }
+    return count;
+}
+
+bool load_order(const ServiceSpec& a, const ServiceSpec& b) {
+    std::string_view base_a = base_name(a.name);
+    std::string_view base_b = base_name(b.name);
+    if (base_a != base_b) {
+        // "web.toml" against "web-x.toml": the file names decide, as the loader read them.
+        std::string file_a = std::string(base_a) + ".toml";
+        std::string file_b = std::string(base_b) + ".toml";
+        return file_a < file_b;
+    }
+    return a.instance < b.instance;
+}
+
+void set_instances(Tree& tree, std::string_view base, std::size_t count) {
+    std::size_t have = count_instances(tree, base);
+    auto is_extra = [&](std::string_view name, unsigned instance) {
+        return instance > count && base_name(name) == base && name.size() > base.size();
+    };
+    std::erase_if(tree.services,
+                  [&](const ServiceSpec& spec) { return is_extra(spec.name, spec.instance); });
+    if (have < count) {
+        const ServiceSpec* first = tree.find_service(std::string(base) + "@1");
+        std::vector<ServiceSpec> copies;
+        for (std::size_t k = have + 1; k <= count && first != nullptr; ++k) {
+            ServiceSpec copy = *first;
+            copy.name = std::string(base) + "@" + std::to_string(k);
+            copy.instance = static_cast<unsigned>(k);
+            copies.push_back(std::move(copy));
+        }
+        for (ServiceSpec& copy : copies) {
+            tree.services.push_back(std::move(copy));
+        }
+        std::ranges::stable_sort(tree.services, load_order);
+    }
+    // A group lists the instances together, where the file was named: they stay there.
+    auto of_base = [&](const std::string& member) {
+        return member.size() > base.size() && base_name(member) == base;
+    };
+    for (GroupSpec& group : tree.daemon.groups) {
+        auto first = std::ranges::find_if(group.members, of_base);
+        if (first == group.members.end()) {
+            continue;
+        }
+        auto at = first - group.members.begin();
+        std::erase_if(group.members, of_base);
+        std::vector<std::string> names;
+        for (std::size_t k = 1; k <= count; ++k) {
+            names.push_back(std::string(base) + "@" + std::to_string(k));
+        }
+        group.members.insert(group.members.begin() + at, names.begin(), names.end());
+    }
+}
+
+}  // namespace pkit::config

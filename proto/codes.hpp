@@ -29,7 +29,8 @@ enum class Command {
     reload,
     shutdown,
     wait,
-    health
+    health,
+    scale,
 };
 
 enum class ErrorCode {

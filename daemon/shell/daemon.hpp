@@ -18,6 +18,7 @@
 #include <cstdint>
 #include <expected>
 #include <functional>
+#include <map>
 #include <memory>
 #include <optional>
 #include <queue>
@@ -111,6 +112,7 @@ private:
     // pkitd is shutting down, and never after the Daemon is gone. SIGHUP calls it too.
     void reload(ReloadDone done) override;
     void request_shutdown(const std::string& why) override;
+    std::optional<std::string> scale(const std::string& name, int count) override;
 
     // Spawns every deferred run, waits for the Spawner to have cloned every run submitted,
     // then resolves every launch in flight, blocking until each child has exec'd or failed.
@@ -215,6 +217,12 @@ private:
     void start_reload(std::vector<ReloadDone> waiting);
     void finish_reload(config::LoadResult tree, const std::vector<ReloadDone>& waiting);
     ReloadResult apply_reload(config::LoadResult tree);
+    // A new tree on the Supervisor (a reload's or a scale's), and the shell around it.
+    core::ReloadOutcome apply_tree(config::Tree tree);
+    // Scaling (daemon_scale.cpp): the running tree, and a loaded tree with the counts
+    // `scale` set wherever the file's own `instances` is still what it was then.
+    config::Tree running_tree() const;
+    void keep_scaled_counts(config::Tree& tree);
 
     uv_loop_t* m_loop;
     DaemonOptions m_options;
@@ -275,6 +283,13 @@ private:
     // due are dropped when the timer fires.
     std::priority_queue<core::TimePoint, std::vector<core::TimePoint>, std::greater<>> m_wake_ups;
     std::optional<int> m_exit_status;
+    // SPEC §13: the instance counts `scale` set, by file name, with the file's own count
+    // at the time; a reload that finds the file's count changed drops the entry.
+    struct Scaled {
+        std::size_t file_count = 0;
+        std::size_t count = 0;
+    };
+    std::map<std::string, Scaled, std::less<>> m_scaled;
     // Reloads asked for while m_loading reads: served by the next read.
     std::vector<ReloadDone> m_reload_next;
     // The reload's read in the background; last, so that it is detached first.

@@ -3,6 +3,7 @@
 // an undefined variable as a launch failure, and --check's warnings.
 
 #include <pwd.h>
+#include <sys/stat.h>
 #include <unistd.h>
 
 #include "tests/integration/harness.hpp"
