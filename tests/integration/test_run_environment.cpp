@@ -61,8 +61,8 @@ TEST_CASE("env adds to pkitd's environment and clear_env starts from nothing") {
         const auto lines = output_of(dir,
                                      "command = [\"/usr/bin/env\"]\nclear_env = true\n"
                                      "env = { ONLY = \"1\" }\n");
-        CHECK(lines == std::vector<std::string>{"ONLY=1", "PKIT_SERVICE=svc", "PKIT_INSTANCE=1",
-                                                "PKIT_RUN=1"});
+        CHECK(lines == std::vector<std::string>{"PKIT_SERVICE=svc", "PKIT_INSTANCE=1", "PKIT_RUN=1",
+                                                "ONLY=1"});
     }
 }
 

@@ -40,13 +40,13 @@ Lines output_of(const TempDir& dir, const std::string& toml, std::vector<std::st
 
 TEST_CASE("variables expand in command, cwd, env values and env_file paths, from a real child") {
     TempDir dir;
-    write_file(dir.path() / "a.env", "FROM_FILE=yes\n");
+    write_file(dir.path() / "a1.env", "FROM_FILE=yes\n");
     const auto lines = output_of(
         dir,
         "command = [\"/bin/sh\", \"-c\", \"echo \\\"$1|$2|$3\\\"; pwd; echo $FROM_FILE; echo $P; "
         "echo $D\", \"sh\", \"${WORD}\", \"${UNSET_HERE:-fallback}\", \"$$${WORD}$HOME\"]\n"
         "cwd = \"${BASE}\"\n"
-        "env_file = \"${BASE}/a.env\"\n"
+        "env_file = \"${BASE}/a${PKIT_INSTANCE}.env\"\n"
         "env = { WORD = \"w\", P = \"/opt/x/bin:${PATH}\", D = \"${WORD:-before-env}\" }\n",
         {"BASE=" + dir.str()});
     // $$ is a literal $, and $HOME (no braces) is left for the program.
@@ -104,7 +104,7 @@ TEST_CASE("clear_env leaves out pkitd's environment only; pkitd.toml's env still
     dir.daemon_config("[env]\nTZ = \"UTC\"\n");
     const auto lines =
         output_of(dir, "command = [\"/usr/bin/env\"]\nclear_env = true\n", {"PKIT_ITEST_GONE=1"});
-    CHECK(lines == Lines{"TZ=UTC", "PKIT_SERVICE=svc", "PKIT_INSTANCE=1", "PKIT_RUN=1"});
+    CHECK(lines == Lines{"PKIT_SERVICE=svc", "PKIT_INSTANCE=1", "PKIT_RUN=1", "TZ=UTC"});
 }
 
 TEST_CASE("user sets HOME, USER, LOGNAME and SHELL from the account's passwd entry") {

@@ -268,6 +268,16 @@ std::expected<std::vector<std::string>, LaunchFailure> build_environment(
             }
         }
     }
+    // pkit's own variables first too, so that env_file paths and env values may use
+    // them (worker-${PKIT_INSTANCE}.env); they are set again last, over any source.
+    const std::string instance = std::to_string(spec.instance == 0 ? 1 : spec.instance);
+    const std::string run = std::to_string(request.run);
+    auto set_own = [&] {
+        set_variable(env, "PKIT_SERVICE", spec.name);
+        set_variable(env, "PKIT_INSTANCE", instance);
+        set_variable(env, "PKIT_RUN", run);
+    };
+    set_own();
     if (account != nullptr) {
         set_variable(env, "HOME", account->home);
         set_variable(env, "USER", account->name);
@@ -290,9 +300,7 @@ std::expected<std::vector<std::string>, LaunchFailure> build_environment(
     if (!applied) {
         return std::unexpected(std::move(applied.error()));
     }
-    set_variable(env, "PKIT_SERVICE", spec.name);
-    set_variable(env, "PKIT_INSTANCE", std::to_string(spec.instance == 0 ? 1 : spec.instance));
-    set_variable(env, "PKIT_RUN", std::to_string(request.run));
+    set_own();
     for (const auto& [key, value] : request.extra_env) {
         set_variable(env, key, value);
     }
