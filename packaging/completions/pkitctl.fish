@@ -6,7 +6,7 @@
 # (--socket PATH or --socket=PATH), else $PKIT_SOCKET, else the default, and signal
 # names after `signal NAME`. Without an answer from pkitd, names are not completed.
 
-set -l __pkitctl_commands status show health start stop restart wait signal logs events explain reload shutdown check
+set -l __pkitctl_commands status show health start stop restart wait signal logs events explain reload scale shutdown check
 
 # The service names pkitd knows, one a line.
 function __pkitctl_services

@@ -26,7 +26,7 @@ _pkitctl_services() {
 _pkitctl() {
     local cur=${words[CURRENT]} prev=${words[CURRENT-1]}
     local -a commands global_opts signals event_types reply
-    commands=(status show health start stop restart wait signal logs events explain reload
+    commands=(status show health start stop restart wait signal logs events explain reload scale
               shutdown check)
     global_opts=(--socket --json --timeout --color --help --version)
     signals=(HUP INT QUIT KILL USR1 USR2 TERM CONT STOP TSTP TTIN TTOU WINCH ALRM PIPE ABRT)
