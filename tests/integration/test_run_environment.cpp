@@ -10,29 +10,6 @@
 
 using namespace pkit::itest;
 
-namespace {
-
-// Runs `toml` as service `svc` to a clean end and returns its output lines.
-std::vector<std::string> output_of(const TempDir& dir, const std::string& toml) {
-    dir.service("svc", toml + "[output]\nforward = \"none\"\n");
-    Daemon pkitd(dir);
-    pkitd.wait_ready();
-    Client client = pkitd.client();
-    json s = wait_status(
-        client, "svc",
-        [](const json& st) {
-            return st.value("state", "") == "done" || st.value("state", "") == "failed";
-        },
-        5s, "the run ends");
-    REQUIRE_MESSAGE(s["state"] == "done", s.dump());
-    json reply = client.request({{"cmd", "logs"}, {"service", "svc"}});
-    REQUIRE_MESSAGE(reply["ok"] == true, reply.dump());
-    CHECK(pkitd.stop() == 0);
-    return texts(reply["result"]);
-}
-
-}  // namespace
-
 TEST_CASE("a run gets its own session, stdin /dev/null, no ignored or blocked signal") {
     TempDir dir;
     // Field 5 of /proc/PID/stat is the process group, 6 the session; cat's SigIgn and

@@ -14,28 +14,6 @@ namespace {
 
 using Lines = std::vector<std::string>;
 
-// Starts pkitd on `dir` (with `env` added to its environment), runs service "svc" to a
-// clean end and returns its output lines.
-Lines output_of(const TempDir& dir, const std::string& toml, std::vector<std::string> env = {}) {
-    dir.service("svc", toml + "[output]\nforward = \"none\"\n");
-    DaemonOptions options;
-    options.env = std::move(env);
-    Daemon pkitd(dir, options);
-    pkitd.wait_ready();
-    Client client = pkitd.client();
-    json s = wait_status(
-        client, "svc",
-        [](const json& st) {
-            return st.value("state", "") == "done" || st.value("state", "") == "failed";
-        },
-        5s, "the run ends");
-    REQUIRE_MESSAGE(s["state"] == "done", s.dump());
-    json reply = client.request({{"cmd", "logs"}, {"service", "svc"}});
-    REQUIRE_MESSAGE(reply["ok"] == true, reply.dump());
-    CHECK(pkitd.stop() == 0);
-    return texts(reply["result"]);
-}
-
 }  // namespace
 
 TEST_CASE("variables expand in command, cwd, env values and env_file paths, from a real child") {
