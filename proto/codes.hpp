@@ -31,6 +31,7 @@ enum class Command {
     wait,
     health,
     scale,
+    upgrade
 };
 
 enum class ErrorCode {
@@ -41,6 +42,7 @@ enum class ErrorCode {
     invalid_config,   // reload found an invalid configuration
     forbidden,        // the peer's credentials are not allowed on the socket
     not_reached,      // wait: a service can no longer reach the condition, or `within` ran out
+    upgrade_failed,   // upgrade: the binary failed its check, or pkitd cannot hand over now
 };
 
 std::string_view to_string(Command command);

@@ -46,6 +46,12 @@ public:
     // highest; the count holds across reloads until the file's own value changes.
     // Returns why it could not (pkitd shutting down), or nullopt once applied.
     virtual std::optional<std::string> scale(const std::string& name, int count) = 0;
+    // Upgrade in place (SPEC §16): checks `binary` (empty: the one running) off the
+    // loop; `done` gets {from, to} or the reason it cannot be done. After a success
+    // the daemon hands over at the next turn, once the reply is written.
+    using UpgradeResult = std::expected<std::pair<std::string, std::string>, std::string>;
+    using UpgradeDone = std::function<void(const UpgradeResult&)>;
+    virtual void upgrade(std::string binary, UpgradeDone done) = 0;
     // pkitd's own log.
     virtual void log(std::string_view level, const std::string& message) = 0;
 
