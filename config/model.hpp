@@ -18,6 +18,7 @@
 
 #include "config/out_of_line.hpp"
 #include "config/pattern.hpp"
+#include "config/schedule.hpp"
 
 namespace pkit::config {
 
@@ -199,6 +200,7 @@ struct ServiceSpec {
     OutOfLine<ReadySpec> ready;
     StopSpec stop;
     OutputSpec output;
+    OutOfLine<Schedule> schedule;  // SPEC §12: oneshot jobs only
 
     // SPEC §13: I for the instance NAME@I of a file with `instances` > 1; 0 for a
     // service of its own. The file's name is `name` up to the "@".
@@ -230,6 +232,10 @@ struct HttpSpec {
     bool operator==(const HttpSpec&) const = default;
 };
 
+// pkitd.toml `exit_when` (SPEC §12): run until told to stop, or end as a job container
+// once nothing can change without an operator.
+enum class ExitWhen { never, all_done };
+
 // pkitd.toml.
 struct DaemonSpec {
     std::optional<std::string> socket;
@@ -244,6 +250,7 @@ struct DaemonSpec {
     // the service's own env_file and env.
     std::map<std::string, std::string> env;
     std::vector<std::string> env_files;
+    ExitWhen exit_when = ExitWhen::never;
     bool operator==(const DaemonSpec&) const = default;
 };
 
