@@ -111,7 +111,7 @@ DaemonDraft parse_daemon(const Diags& d, const toml::table& root) {
     DaemonSpec& spec = draft.spec;
     TableReader top(d, root, "",
                     {"socket", "control_users", "control_group", "shutdown_timeout", "storm",
-                     "root", "groups", "http", "exit_when"},
+                     "root", "groups", "http", "env", "env_file", "exit_when"},
                     Pos{});
     top.read("socket", spec.socket, as_string);
     top.read("control_users", spec.control_users,
@@ -124,6 +124,9 @@ DaemonDraft parse_daemon(const Diags& d, const toml::table& root) {
     parse_root(top, spec.root);
     parse_groups(top, draft);
     parse_http(top, spec.http);
+    parse_env(top, spec.env);
+    parse_env_files(top, spec.env_files);
+    check_daemon_variables(d, root);
     top.read("exit_when", spec.exit_when, as_enum(k_exit_when_names, k_exit_when));
     top.report_unknown();
     return draft;

@@ -3,6 +3,8 @@
 // between them. A file is parsed into a draft, the spec plus the positions that
 // checks across files need; validate_tree() then checks the drafts together.
 
+#include <cstdint>
+#include <map>
 #include <string>
 #include <vector>
 
@@ -11,10 +13,19 @@
 
 namespace pkit::config::detail {
 
+// A string of a service file that holds a variable, for --check's warnings.
+struct VariableText {
+    std::string text;
+    Pos pos;
+    std::string what;  // "command", "env.PATH", ...
+};
+
 struct ServiceDraft {
     ServiceSpec spec;
     Pos after_key;               // the `after` key, where a cycle is reported
     std::vector<Pos> after_pos;  // one per spec.after element
+    std::vector<VariableText> variable_texts;
+    std::int64_t instances = 1;  // the file's `instances`
 };
 
 struct DaemonDraft {
@@ -33,6 +44,19 @@ std::optional<toml::table> parse_text(const Diags& d, std::string_view text);
 // A service file's top level (service_keys.cpp); name and file are set by the caller.
 ServiceDraft parse_service(const Diags& d, const toml::table& root, const LoadOptions& options);
 
+// `env` (a table of strings) and `env_file` (a string or an array of strings), of a
+// service file or of pkitd.toml (service_keys.cpp).
+void parse_env(const TableReader& top, std::map<std::string, std::string>& out);
+void parse_env_files(const TableReader& top, std::vector<std::string>& out);
+
+// `instances` (SPEC §13): a file with N > 1 defines NAME@1 ... NAME@N (instances.cpp).
+inline constexpr std::int64_t k_max_instances = 1000;
+// Replaces each draft of a file with instances > 1 by one draft an instance, and every
+// `after` element and group member naming such a file by its instances, in order; adds
+// the instances' names to `known`.
+void expand_instances(std::vector<ServiceDraft>& services, DaemonDraft& daemon,
+                      std::vector<std::string>& known);
+
 // The sections of a service file (section_keys.cpp, predicate_keys.cpp, probe_keys.cpp).
 void parse_restart(const TableReader& top, RestartSpec& out);
 // [storm] of a service file or of pkitd.toml: the same keys, different defaults.
@@ -50,6 +74,15 @@ std::optional<Principal> read_principal(const Diags& d, const toml::node& n, std
 
 // pkitd.toml (daemon_keys.cpp).
 DaemonDraft parse_daemon(const Diags& d, const toml::table& root);
+
+// Variables (variable_keys.cpp): the syntax of every place that expands, reported at
+// its value; a service file's texts holding a variable are returned for the warnings.
+std::vector<VariableText> check_service_variables(const Diags& d, const toml::table& root);
+void check_daemon_variables(const Diags& d, const toml::table& root);
+// Warnings (Diagnostic::warning) for the variables of `service` that no source known
+// at load defines.
+void warn_undefined_variables(const ServiceDraft& service, const DaemonSpec& daemon,
+                              std::vector<Diagnostic>& out);
 
 // Checks across files (validate.cpp): `after` targets, group members, a service in
 // two groups, dependency cycles. `known` lists every service name with a file,

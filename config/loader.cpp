@@ -32,7 +32,8 @@
 namespace pkit::config {
 
 std::string Diagnostic::to_string() const {
-    return file + ":" + std::to_string(line) + ":" + std::to_string(column) + ": error: " + message;
+    return file + ":" + std::to_string(line) + ":" + std::to_string(column) +
+           (warning ? ": warning: " : ": error: ") + message;
 }
 
 LoadOptions default_load_options() {
@@ -444,10 +445,16 @@ LoadResult load(const fs::path& dir, const LoadOptions& options, std::vector<Dia
         cache->files = std::move(kept);
     }
 
+    expand_instances(services, daemon, known);
     validate_tree(services, daemon, known, diags);
     if (!diags.empty()) {
         sort_diagnostics(diags, files);
         return std::unexpected(std::move(diags));
+    }
+    if (options.warnings != nullptr) {
+        for (const ServiceDraft& draft : services) {
+            warn_undefined_variables(draft, daemon.spec, *options.warnings);
+        }
     }
     Tree tree{.dir = dir.string(), .daemon = std::move(daemon.spec)};
     tree.services.reserve(services.size());

@@ -30,6 +30,9 @@ struct Diagnostic {
     int line = 1;
     int column = 1;
     std::string message;
+    // A warning (--check's undefined variables) does not make the tree invalid.
+    bool warning = false;
+    // "FILE:LINE:COLUMN: error: MESSAGE" ("warning: " for a warning).
     std::string to_string() const;
     bool operator==(const Diagnostic&) const = default;
 };
@@ -39,6 +42,9 @@ struct LoadOptions {
     bool as_root = false;
     unsigned uid = 0;  // pkitd's own uid, to tell "another user" apart
     unsigned gid = 0;  // pkitd's own gid: without root, setgid() can only keep it
+    // Where the warnings of a valid tree go (variables no known source defines, SPEC
+    // §13), or nullptr for none: --check asks for them, pkitd's loads do not.
+    std::vector<Diagnostic>* warnings = nullptr;
 };
 
 // The largest configuration file read (1 MiB); a bigger one is an error.

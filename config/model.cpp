@@ -65,6 +65,8 @@ std::string_view to_string(LaunchError error) {
             return "resources";
         case LaunchError::other:
             return "other";
+        case LaunchError::undefined_variable:
+            return "undefined_variable";
     }
     return "?";
 }

@@ -33,14 +33,15 @@ enum class ServiceType { service, oneshot };
 
 // The launch failures pkitd can tell apart (SPEC §2 give_up_when.launch_errors).
 enum class LaunchError {
-    not_found,          // ENOENT / ENOTDIR on exec
-    permission_denied,  // EACCES / EPERM on exec
-    bad_cwd,            // chdir failed
-    bad_user,           // unknown user or group, or setuid/setgid/initgroups failed
-    bad_env_file,       // an env_file is missing or unreadable
-    exec_format,        // ENOEXEC: not an executable format
-    resources,          // fork, pipe or rlimit failure (EAGAIN, ENOMEM, EMFILE ...)
-    other,              // anything else exec reported
+    not_found,           // ENOENT / ENOTDIR on exec
+    permission_denied,   // EACCES / EPERM on exec
+    bad_cwd,             // chdir failed
+    bad_user,            // unknown user or group, or setuid/setgid/initgroups failed
+    bad_env_file,        // an env_file is missing or unreadable
+    exec_format,         // ENOEXEC: not an executable format
+    resources,           // fork, pipe or rlimit failure (EAGAIN, ENOMEM, EMFILE ...)
+    other,               // anything else exec reported
+    undefined_variable,  // a ${VAR} with no value and no default (SPEC §13)
 };
 
 struct RestartSpec {
@@ -201,6 +202,10 @@ struct ServiceSpec {
     OutputSpec output;
     OutOfLine<Schedule> schedule;  // SPEC §12: oneshot jobs only
 
+    // SPEC §13: I for the instance NAME@I of a file with `instances` > 1; 0 for a
+    // service of its own. The file's name is `name` up to the "@".
+    unsigned instance = 0;
+
     bool operator==(const ServiceSpec&) const = default;
 };
 
@@ -241,6 +246,10 @@ struct DaemonSpec {
     RootSpec root;
     std::vector<GroupSpec> groups;  // in name order
     HttpSpec http;
+    // SPEC §13: every run's environment gets these after the user's account and before
+    // the service's own env_file and env.
+    std::map<std::string, std::string> env;
+    std::vector<std::string> env_files;
     ExitWhen exit_when = ExitWhen::never;
     bool operator==(const DaemonSpec&) const = default;
 };

@@ -10,14 +10,15 @@ namespace {
 
 // The names SPEC §2 lists, plus the launcher's finer kinds (exec_format, resources,
 // other) so every LaunchError can be named; "any" matches all of them.
-constexpr std::array<std::string_view, 9> k_launch_error_names{
-    "not_found",   "permission_denied", "bad_cwd", "bad_user", "bad_env_file",
-    "exec_format", "resources",         "other",   "any"};
-constexpr std::array<LaunchError, 8> k_launch_errors{
-    LaunchError::not_found,    LaunchError::permission_denied,
-    LaunchError::bad_cwd,      LaunchError::bad_user,
-    LaunchError::bad_env_file, LaunchError::exec_format,
-    LaunchError::resources,    LaunchError::other};
+constexpr std::array<std::string_view, 10> k_launch_error_names{
+    "not_found",   "permission_denied", "bad_cwd", "bad_user",           "bad_env_file",
+    "exec_format", "resources",         "other",   "undefined_variable", "any"};
+constexpr std::array<LaunchError, 9> k_launch_errors{
+    LaunchError::not_found,         LaunchError::permission_denied,
+    LaunchError::bad_cwd,           LaunchError::bad_user,
+    LaunchError::bad_env_file,      LaunchError::exec_format,
+    LaunchError::resources,         LaunchError::other,
+    LaunchError::undefined_variable};
 
 // A pattern RE2 rejects, or one over 4 KiB, is an error at its value (SPEC §2).
 void parse_pattern(const TableReader& r, std::optional<Pattern>& out) {

@@ -56,7 +56,9 @@ bool read_target(const TableReader& r, std::size_t index, ProbeSpec& out) {
         ok = r.read(key, out.watchdog, as_positive_duration);
     } else if (auto text = read_string(d, node, what)) {
         std::optional<std::string> problem;
-        if (kind == ProbeKind::tcp) {
+        // A target with a variable is checked once expanded, at each attempt.
+        if (text->find("${") != std::string::npos) {
+        } else if (kind == ProbeKind::tcp) {
             problem = check_tcp_target(*text);
         } else if (kind == ProbeKind::http) {
             problem = check_http_target(*text);

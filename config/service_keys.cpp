@@ -26,49 +26,6 @@ constexpr std::array<RlimitName, 8> k_rlimits{{
     {"stack", RLIMIT_STACK},
 }};
 
-// Variable names as a shell would take them are not enforced (programs read odd
-// names too), but "=" cannot be in a name and an empty one cannot be set.
-void parse_env(const TableReader& top, std::map<std::string, std::string>& out) {
-    auto section = top.subtable("env", {});
-    if (!section) {
-        return;
-    }
-    for (const auto& [key, node] : section->table()) {
-        std::string name(key.str());
-        if (name.empty() || name.find('=') != std::string::npos ||
-            name.find('\0') != std::string::npos) {
-            top.diags().error(pos_of(key),
-                              cat("env: ", quote(name), " is not a valid variable name"));
-            continue;
-        }
-        if (auto value = read_string(top.diags(), node, cat("env.", name), true)) {
-            out[name] = std::move(*value);
-        }
-    }
-}
-
-void parse_env_files(const TableReader& top, std::vector<std::string>& out) {
-    const toml::node* node = top.get("env_file");
-    if (node == nullptr) {
-        return;
-    }
-    if (node->is_string()) {
-        if (auto file = read_string(top.diags(), *node, "env_file")) {
-            out.push_back(std::move(*file));
-        }
-        return;
-    }
-    if (!node->is_array()) {
-        top.diags().error(pos_of(*node), cat("env_file: expected a string or an array of "
-                                             "strings, got ",
-                                             type_name(*node)));
-        return;
-    }
-    top.read("env_file", out, [](const Diags& d, const toml::node& n, std::string_view w) {
-        return read_each(d, n, w, as_string);
-    });
-}
-
 // A string of octal digits: TOML has no leading-zero integers, and a decimal 27
 // meaning 027 is exactly the mistake a string avoids.
 void parse_umask(const TableReader& top, std::optional<unsigned>& out) {
@@ -216,6 +173,49 @@ void parse_schedule_key(const TableReader& top, ServiceSpec& spec) {
 
 }  // namespace
 
+// Variable names as a shell would take them are not enforced (programs read odd
+// names too), but "=" cannot be in a name and an empty one cannot be set.
+void parse_env(const TableReader& top, std::map<std::string, std::string>& out) {
+    auto section = top.subtable("env", {});
+    if (!section) {
+        return;
+    }
+    for (const auto& [key, node] : section->table()) {
+        std::string name(key.str());
+        if (name.empty() || name.find('=') != std::string::npos ||
+            name.find('\0') != std::string::npos) {
+            top.diags().error(pos_of(key),
+                              cat("env: ", quote(name), " is not a valid variable name"));
+            continue;
+        }
+        if (auto value = read_string(top.diags(), node, cat("env.", name), true)) {
+            out[name] = std::move(*value);
+        }
+    }
+}
+
+void parse_env_files(const TableReader& top, std::vector<std::string>& out) {
+    const toml::node* node = top.get("env_file");
+    if (node == nullptr) {
+        return;
+    }
+    if (node->is_string()) {
+        if (auto file = read_string(top.diags(), *node, "env_file")) {
+            out.push_back(std::move(*file));
+        }
+        return;
+    }
+    if (!node->is_array()) {
+        top.diags().error(pos_of(*node), cat("env_file: expected a string or an array of "
+                                             "strings, got ",
+                                             type_name(*node)));
+        return;
+    }
+    top.read("env_file", out, [](const Diags& d, const toml::node& n, std::string_view w) {
+        return read_each(d, n, w, as_string);
+    });
+}
+
 ServiceDraft parse_service(const Diags& d, const toml::table& root, const LoadOptions& options) {
     ServiceDraft draft;
     ServiceSpec& spec = draft.spec;
@@ -225,7 +225,7 @@ ServiceDraft parse_service(const Diags& d, const toml::table& root, const LoadOp
          "rlimits",   "user",     "group",   "after",     "success_codes", "timeout",
          "autostart", "escalate", "restart", "storm",     "stop_when",     "give_up_when",
          "health",    "ready",    "stop",    "output",    "type",          "affects_readiness",
-         "schedule"},
+         "instances", "schedule"},
         Pos{});
     if (top.get("command") == nullptr) {
         d.error(top.header_pos(), "missing required key \"command\"");
@@ -251,6 +251,8 @@ ServiceDraft parse_service(const Diags& d, const toml::table& root, const LoadOp
     top.read("escalate", spec.escalate, as_bool);
     top.read("type", spec.type, as_enum(k_type_names, k_types));
     top.read("affects_readiness", spec.affects_readiness, as_bool);
+    top.read("instances", draft.instances, as_int(1, k_max_instances));
+    draft.variable_texts = check_service_variables(d, root);
 
     parse_restart(top, spec.restart);
     // The rarely set sections are read as plain values and kept out of line only when

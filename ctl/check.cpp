@@ -29,7 +29,12 @@ std::string config_dir(const CheckOptions& options) {
 int run_check(const GlobalOptions& global, const CheckOptions& options) {
     auto dir = config_dir(options);
     auto load_options = config::default_load_options();
+    std::vector<config::Diagnostic> warnings;
+    load_options.warnings = &warnings;
     auto tree = config::load_tree(dir, load_options);
+    for (const auto& warning : warnings) {
+        std::cerr << warning.to_string() << "\n";
+    }
     if (!tree) {
         proto::json diagnostics = proto::json::array();
         for (const auto& diagnostic : tree.error()) {

@@ -53,6 +53,7 @@ CommandSpec add_check(const GlobalOptions& global);
 CommandSpec add_wait(const GlobalOptions& global);
 CommandSpec add_health(const GlobalOptions& global);
 CommandSpec add_show(const GlobalOptions& global);
+CommandSpec add_scale(const GlobalOptions& global);
 CommandSpec add_upgrade(const GlobalOptions& global);
 CommandSpec add_top(const GlobalOptions& global);
 

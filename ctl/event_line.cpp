@@ -65,8 +65,11 @@ const std::vector<std::string>& event_types() {
 }
 
 bool EventFilter::matches(const proto::json& event) const {
-    if (!services.empty() &&
-        std::ranges::find(services, text_of(event, "service")) == services.end()) {
+    // NAME also matches its instances NAME@I (SPEC §13).
+    auto service = text_of(event, "service");
+    auto base = service.substr(0, service.find('@'));
+    if (!services.empty() && std::ranges::find(services, service) == services.end() &&
+        std::ranges::find(services, base) == services.end()) {
         return false;
     }
     return types.empty() || std::ranges::find(types, text_of(event, "type")) != types.end();

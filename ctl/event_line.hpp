@@ -18,8 +18,9 @@ const std::vector<std::string>& event_types();
 
 // Which events to show: none of the lists given means every event.
 struct EventFilter {
-    std::vector<std::string> services;  // --service: the event's `service` is one of these
-    std::vector<std::string> types;     // --type: its `type` is one of these
+    // --service: the event's `service`, or the file it is an instance of, is one of these
+    std::vector<std::string> services;
+    std::vector<std::string> types;  // --type: its `type` is one of these
     bool matches(const proto::json& event) const;
 };
 

@@ -45,7 +45,40 @@ LineSelection selection_of(const LogsOptions& options) {
     return selection;
 }
 
-int run_logs(const GlobalOptions& global, const LogsOptions& options) {
+// The names with each that pkitd knows as a set of instances (SPEC §13: the protocol's
+// logs takes one service or one instance) replaced by its instances, in order. A name
+// pkitd does not know is kept: its logs request says so.
+std::vector<std::string> expand_instances(const GlobalOptions& global,
+                                          const std::vector<std::string>& names) {
+    std::vector<std::string> out;
+    for (const auto& name : names) {
+        if (name.find('@') != std::string::npos) {
+            out.push_back(name);
+            continue;
+        }
+        std::vector<proto::ServiceStatus> rows;
+        try {
+            rows = call_for_rows(global,
+                                 proto::Request{.cmd = proto::Command::status, .services = {name}},
+                                 timeout_of(global));
+        } catch (const CtlError& error) {
+            if (error.status() != k_exit_daemon_error) {
+                throw;
+            }
+        }
+        if (rows.empty()) {
+            out.push_back(name);
+        }
+        for (const auto& row : rows) {
+            out.push_back(row.name);
+        }
+    }
+    return out;
+}
+
+int run_logs(const GlobalOptions& global, const LogsOptions& given) {
+    LogsOptions options = given;
+    options.names = expand_instances(global, given.names);
     const LineSelection selection = selection_of(options);
     if (options.follow) {
         catch_interrupts();

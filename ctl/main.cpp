@@ -177,7 +177,7 @@ int main(int argc, char** argv) {
         specs.push_back(std::move(command));
     }
     for (auto add : {add_signal, add_logs, add_events, add_explain, add_reload, add_shutdown,
-                     add_check, add_wait, add_health, add_show, add_top, add_upgrade}) {
+                     add_check, add_wait, add_health, add_show, add_top, add_upgrade, add_scale}) {
         specs.push_back(add(global));
     }
 

@@ -247,17 +247,53 @@ std::string render_table(const std::vector<proto::ServiceStatus>& services, bool
     return layout(services.size() + 1, fill, color, width);
 }
 
+namespace {
+
+struct TreeLine {
+    const proto::ServiceStatus* status;  // null: a group's or an instance set's line
+    std::string name;
+};
+
+// `services` as lines indented by `indent`, each file's instances (NAME@I) under one line
+// "NAME" where its first instance comes, one step further in.
+void add_with_instances(std::vector<TreeLine>& lines,
+                        const std::vector<const proto::ServiceStatus*>& services,
+                        const std::string& indent) {
+    std::unordered_map<std::string_view, std::vector<const proto::ServiceStatus*>> sets;
+    for (const proto::ServiceStatus* status : services) {
+        auto at = status->name.find('@');
+        if (at != std::string::npos) {
+            sets[std::string_view(status->name).substr(0, at)].push_back(status);
+        }
+    }
+    for (const proto::ServiceStatus* status : services) {
+        auto at = status->name.find('@');
+        if (at == std::string::npos) {
+            lines.push_back({status, indent + status->name});
+            continue;
+        }
+        auto& set = sets[std::string_view(status->name).substr(0, at)];
+        if (set.empty()) {
+            continue;  // drawn already
+        }
+        lines.push_back({nullptr, indent + status->name.substr(0, at)});
+        for (const proto::ServiceStatus* instance : set) {
+            lines.push_back({instance, indent + "  " + instance->name});
+        }
+        set.clear();
+    }
+}
+
+}  // namespace
+
 std::string render_tree(const std::vector<proto::ServiceStatus>& services, bool color,
                         std::size_t width, double now) {
     const bool with_type = any_oneshot(services);
     const bool with_resources = any_resources(services);
     // The lines in order: a service, or a group's line (status null) followed by its
     // members, indented. A group is drawn where its first member starts, members in start
-    // order.
-    struct Line {
-        const proto::ServiceStatus* status;
-        std::string name;
-    };
+    // order; a file's instances under one line of their own (add_with_instances).
+    using Line = TreeLine;
     std::vector<Line> lines;
     // Each group's members in start order, gathered in one pass; a group is drawn with
     // all of them where its first member comes.
@@ -267,21 +303,24 @@ std::string render_tree(const std::vector<proto::ServiceStatus>& services, bool 
             members[*status.group].push_back(&status);
         }
     }
+    // Services in no group between groups, gathered until the next group's line.
+    std::vector<const proto::ServiceStatus*> loose;
     for (const auto& status : services) {
         if (!status.group) {
-            lines.push_back({&status, status.name});
+            loose.push_back(&status);
             continue;
         }
         auto it = members.find(*status.group);
         if (it->second.empty()) {
             continue;  // drawn already
         }
+        add_with_instances(lines, loose, "");
+        loose.clear();
         lines.push_back({nullptr, *status.group + "/"});
-        for (const proto::ServiceStatus* member : it->second) {
-            lines.push_back({member, "  " + member->name});
-        }
+        add_with_instances(lines, it->second, "  ");
         it->second.clear();
     }
+    add_with_instances(lines, loose, "");
     auto fill = [&](std::size_t r, Row& row) {
         if (r == 0) {
             header(row, false, with_type, with_resources);

@@ -169,7 +169,15 @@ int run(const Options& options, pkit::shell::SystemdEnvironment systemd) {
     if (options.resume_fd >= 0) {
         state = read_state(options.resume_fd);
     }
-    auto tree = pkit::config::load_tree(dir, pkit::config::default_load_options());
+    std::vector<pkit::config::Diagnostic> warnings;
+    auto load_options = pkit::config::default_load_options();
+    if (options.check) {
+        load_options.warnings = &warnings;
+    }
+    auto tree = pkit::config::load_tree(dir, load_options);
+    for (const auto& warning : warnings) {
+        std::cerr << warning.to_string() << '\n';
+    }
     if (!tree) {
         for (const auto& diagnostic : tree.error()) {
             std::cerr << diagnostic.to_string() << '\n';

@@ -20,6 +20,7 @@ constexpr std::array k_commands{
     std::pair{Command::shutdown, std::string_view{"shutdown"}},
     std::pair{Command::wait, std::string_view{"wait"}},
     std::pair{Command::health, std::string_view{"health"}},
+    std::pair{Command::scale, std::string_view{"scale"}},
     std::pair{Command::upgrade, std::string_view{"upgrade"}},
 };
 

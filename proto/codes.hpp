@@ -30,6 +30,7 @@ enum class Command {
     shutdown,
     wait,
     health,
+    scale,
     upgrade
 };
 

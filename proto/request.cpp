@@ -133,6 +133,21 @@ std::optional<std::string> read_lines(const json& object, int& out) {
     return k_message;  // negative, fractional, or not a number at all
 }
 
+// `instances` (scale): an integer from 1 to k_max_scale; 0 is refused (stop does that).
+std::optional<std::string> read_instances(const json& object, int& out) {
+    auto it = object.find("instances");
+    if (it == object.end() || it->is_null()) {
+        return std::nullopt;
+    }
+    if (!it->is_number_integer() || it->get<std::int64_t>() < 1 ||
+        it->get<std::int64_t>() > k_max_scale) {
+        return "\"instances\" must be an integer from 1 to " + std::to_string(k_max_scale) +
+               " (to stop every instance, use stop)";
+    }
+    out = static_cast<int>(it->get<std::int64_t>());
+    return std::nullopt;
+}
+
 // `within` (wait): a finite, non-negative number of seconds. Capped at a year, so
 // that the deadline pkitd computes from it cannot overflow its clock.
 std::optional<std::string> read_within(const json& object, double& out) {
@@ -171,6 +186,14 @@ std::optional<std::string> check_arguments(const Request& request) {
         case Command::explain:
             if (request.service.empty()) {
                 return "\"service\" is required";
+            }
+            return std::nullopt;
+        case Command::scale:
+            if (request.service.empty()) {
+                return "\"service\" is required";
+            }
+            if (request.instances == 0) {
+                return "\"instances\" is required";
             }
             return std::nullopt;
         case Command::ping:
@@ -217,7 +240,7 @@ Result parse_object(json& object) {
           read_bool(object, "follow", request.follow), read_string(object, "for", request.wait_for),
           read_within(object, request.within), read_bool(object, "no_block", request.no_block),
           read_bool(object, "resources", request.resources),
-          read_fields(object, request, request.fields),
+          read_fields(object, request, request.fields), read_instances(object, request.instances),
           read_string(object, "binary", request.binary), check_arguments(request)}) {
         if (problem) {
             return fail(ErrorCode::bad_request, std::move(*problem), std::move(request.id));
@@ -294,6 +317,10 @@ void to_json(json& out, const Request& request) {
             break;
         case Command::explain:
             out["service"] = request.service;
+            break;
+        case Command::scale:
+            out["service"] = request.service;
+            out["instances"] = request.instances;
             break;
         case Command::ping:
         case Command::events:

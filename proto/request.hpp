@@ -19,7 +19,7 @@ struct Request {
     bool all = false;                   // start/stop/restart: every service
     std::string signal;                 // signal: a name or number, as the user wrote it
     bool group = false;                 // signal: the whole process group, not the main PID
-    std::string service;                // logs, explain
+    std::string service;                // logs, explain, scale
     int lines = 100;                    // logs: the last N lines
     bool previous = false;              // logs: the run before the latest
     bool follow = false;                // logs: stream new lines after the reply
@@ -29,6 +29,7 @@ struct Request {
     bool resources = false;             // status: each run's processes, CPU and memory
     // status: only these members (and "name") in each service object; empty: all.
     std::vector<std::string> fields;
+    int instances = 0;   // scale: the new number of instances, 1..k_max_scale
     std::string binary;  // upgrade: the new pkitd; empty: the one running
 
     bool operator==(const Request&) const = default;
@@ -38,13 +39,17 @@ struct Request {
 // a hostile id nested a million levels deep must be refused before it is touched.
 inline constexpr int k_max_id_depth = 64;
 
+// The most instances `scale` accepts (SPEC §13), as a file's `instances`.
+inline constexpr int k_max_scale = 1000;
+
 // Parses one request line (without its newline). Never throws and never aborts,
 // whatever the bytes: every problem comes back as an Error whose message names the
 // offending field, with `id` filled in when it could be read. Checks each command's
 // required arguments (start/stop/restart/signal: a non-empty `services` or
 // `all: true`; signal: `signal`; logs/explain: `service`; logs: `lines` >= 0;
 // wait: services or all, `for` one of ready/done/stopped, `within` a finite number >= 0;
-// status: `fields`, when given, an array of status member names).
+// status: `fields`, when given, an array of status member names; scale: `service` and
+// `instances`, an integer from 1 to k_max_scale).
 // A name repeated in `services` is kept once, where it was first mentioned.
 // Unknown fields are ignored, as the protocol promises.
 std::expected<Request, Error> parse_request(std::string_view line) noexcept;

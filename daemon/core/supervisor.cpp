@@ -217,6 +217,30 @@ std::optional<std::size_t> Supervisor::find(std::string_view name) const {
     return it->second;
 }
 
+std::vector<std::size_t> Supervisor::find_all(std::string_view name) const {
+    if (auto exact = find(name)) {
+        return {*exact};
+    }
+    std::vector<std::size_t> found;
+    if (name.find('@') != std::string_view::npos) {
+        return found;
+    }
+    // Instances are numbered 1..N without gaps: scaling down removes the highest.
+    std::string instance(name);
+    instance += '@';
+    const std::size_t prefix = instance.size();
+    for (std::size_t k = 1;; ++k) {
+        instance.resize(prefix);
+        instance += std::to_string(k);
+        auto it = m_by_name.find(instance);
+        if (it == m_by_name.end()) {
+            break;
+        }
+        found.push_back(it->second);
+    }
+    return found;
+}
+
 std::optional<std::size_t> Supervisor::service_of(pid_t pid) const {
     auto it = m_runs.find(pid);
     if (it == m_runs.end()) {

@@ -101,6 +101,10 @@ public:
     bool retired(std::size_t i) const { return m_retired[i]; }
     const std::vector<Group>& groups() const { return m_groups; }
     std::optional<std::size_t> find(std::string_view name) const;
+    // What a name in a request addresses (SPEC §13): the service of that name, else
+    // for a NAME without "@", its instances NAME@1, NAME@2, ... in order; empty when
+    // neither exists.
+    std::vector<std::size_t> find_all(std::string_view name) const;
     // The service whose current run has main PID `pid`, if any.
     std::optional<std::size_t> service_of(pid_t pid) const;
     // Service indices in start order (SPEC §6: `after`, then name order).

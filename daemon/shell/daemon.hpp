@@ -19,6 +19,7 @@
 #include <cstdint>
 #include <expected>
 #include <functional>
+#include <map>
 #include <memory>
 #include <optional>
 #include <queue>
@@ -118,6 +119,7 @@ private:
     // pkitd is shutting down, and never after the Daemon is gone. SIGHUP calls it too.
     void reload(ReloadDone done) override;
     void request_shutdown(const std::string& why) override;
+    std::optional<std::string> scale(const std::string& name, int count) override;
     // Upgrade in place (daemon_upgrade.cpp): the check of the new binary runs as a
     // child whose exit the reaper hands to on_upgrade_check(); then hand_over() writes
     // the state and execs, at the turn after the reply.
@@ -236,6 +238,12 @@ private:
     void start_reload(std::vector<ReloadDone> waiting);
     void finish_reload(config::LoadResult tree, const std::vector<ReloadDone>& waiting);
     ReloadResult apply_reload(config::LoadResult tree);
+    // A new tree on the Supervisor (a reload's or a scale's), and the shell around it.
+    core::ReloadOutcome apply_tree(config::Tree tree);
+    // Scaling (daemon_scale.cpp): the running tree, and a loaded tree with the counts
+    // `scale` set wherever the file's own `instances` is still what it was then.
+    config::Tree running_tree() const;
+    void keep_scaled_counts(config::Tree& tree);
 
     uv_loop_t* m_loop;
     DaemonOptions m_options;
@@ -296,6 +304,13 @@ private:
     // due are dropped when the timer fires.
     std::priority_queue<core::TimePoint, std::vector<core::TimePoint>, std::greater<>> m_wake_ups;
     std::optional<int> m_exit_status;
+    // SPEC §13: the instance counts `scale` set, by file name, with the file's own count
+    // at the time; a reload that finds the file's count changed drops the entry.
+    struct Scaled {
+        std::size_t file_count = 0;
+        std::size_t count = 0;
+    };
+    std::map<std::string, Scaled, std::less<>> m_scaled;
     // The check of an upgrade's binary in progress: its child, the pipe its stdout goes
     // to, its deadline, and the turn that hands over after the reply.
     struct UpgradeCheck {

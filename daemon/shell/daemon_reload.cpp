@@ -98,10 +98,15 @@ Daemon::ReloadResult Daemon::apply_reload(config::LoadResult tree) {
         m_options.socket_from_config) {
         log("warning", "reload: a changed socket is ignored until pkitd restarts");
     }
+    keep_scaled_counts(*tree);
+    return apply_tree(std::move(*tree));
+}
+
+core::ReloadOutcome Daemon::apply_tree(config::Tree tree) {
     // A replaced or removed service may be launching: the core can stop only a run
     // whose pid it knows.
     resolve_launches();
-    core::ReloadOutcome outcome = m_supervisor.reload(std::move(*tree), now());
+    core::ReloadOutcome outcome = m_supervisor.reload(std::move(tree), now());
     if (m_control) {
         m_control->apply_access();
     }

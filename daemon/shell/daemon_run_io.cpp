@@ -34,7 +34,8 @@ void Daemon::spawn_now(std::size_t service, std::uint64_t run) {
         &s.spec(),
         run,
         {},
-        m_run_records.for_child(service, s.spec().stop.signal, s.spec().stop.timeout)};
+        m_run_records.for_child(service, s.spec().stop.signal, s.spec().stop.timeout),
+        &m_supervisor.daemon_spec()};
     if (auto notify = open_notify(service, run)) {
         request.extra_env.emplace_back("NOTIFY_SOCKET", *notify);
     }
@@ -282,8 +283,8 @@ void Daemon::run_probe(const core::ProbeAction& action) {
     const config::ServiceSpec& spec = m_supervisor.service(action.service).spec();
     const config::ProbeSpec& probe =
         action.purpose == core::ProbePurpose::ready ? spec.ready->probe : *spec.health;
-    m_probes.run(
-        ProbeRequest{action.service, action.run, action.purpose, &probe, &spec, probe.timeout});
+    m_probes.run(ProbeRequest{action.service, action.run, action.purpose, &probe, &spec,
+                              probe.timeout, &m_supervisor.daemon_spec()});
 }
 
 void Daemon::on_probe_result(std::size_t service, std::uint64_t run, core::ProbePurpose purpose,

@@ -232,6 +232,13 @@ void Daemon::on_upgrade_config(const config::LoadResult& tree) {
     std::optional<std::string> differs;
     if (!tree) {
         differs = "the configuration in " + m_options.config_dir + " is not valid now";
+    } else if (!m_scaled.empty()) {
+        // The new pkitd reads the files' counts; a count `scale` set would be lost.
+        const auto& [name, scaled] = *m_scaled.begin();
+        differs = "the configuration in " + m_options.config_dir + " does not hold the " +
+                  std::to_string(scaled.count) + " instances of " + name +
+                  " that pkitctl scale set (its file has " + std::to_string(scaled.file_count) +
+                  "): write that count into the file, reload, then upgrade";
     } else if (!(tree->daemon == m_supervisor.daemon_spec())) {
         differs = "pkitd.toml";
     } else {

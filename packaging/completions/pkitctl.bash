@@ -46,7 +46,7 @@ _pkitctl() {
         cur=${cur#*=}
     fi
 
-    local commands="status top show health start stop restart wait signal logs events explain reload shutdown check upgrade"
+    local commands="status top show health start stop restart wait signal logs events explain reload scale shutdown check upgrade"
     local global_opts="--socket --json --timeout --color --help --version"
 
     # The options that take a value.

@@ -88,6 +88,7 @@ complete -c pkitctl -n "not __pkitctl_command" -a logs -d "show services' captur
 complete -c pkitctl -n "not __pkitctl_command" -a events -d 'print supervision events'
 complete -c pkitctl -n "not __pkitctl_command" -a explain -d 'say why a service is in its state'
 complete -c pkitctl -n "not __pkitctl_command" -a reload -d 're-read the configuration'
+complete -c pkitctl -n "not __pkitctl_command" -a scale -d 'start or stop instances of a service defined with instances > 1'
 complete -c pkitctl -n "not __pkitctl_command" -a shutdown -d 'stop every service, then pkitd'
 complete -c pkitctl -n "not __pkitctl_command" -a check -d 'validate a configuration tree offline'
 complete -c pkitctl -n "not __pkitctl_command" -a upgrade -d 'replace pkitd with a new binary, keeping every service'

@@ -52,6 +52,7 @@ _pkitctl() {
         "events:print supervision events"
         "explain:say why a service is in its state"
         "reload:re-read the configuration"
+        "scale:start or stop instances of a service defined with instances > 1"
         "shutdown:stop every service, then pkitd"
         "check:validate a configuration tree offline"
         "upgrade:replace pkitd with a new binary, keeping every service"

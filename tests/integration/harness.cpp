@@ -67,6 +67,27 @@ json reload(Client& client) {
     return reply["result"];
 }
 
+std::vector<std::string> output_of(const TempDir& dir, const std::string& toml,
+                                   std::vector<std::string> env) {
+    dir.service("svc", toml + "[output]\nforward = \"none\"\n");
+    DaemonOptions options;
+    options.env = std::move(env);
+    Daemon pkitd(dir, options);
+    pkitd.wait_ready();
+    Client client = pkitd.client();
+    json s = wait_status(
+        client, "svc",
+        [](const json& st) {
+            return st.value("state", "") == "done" || st.value("state", "") == "failed";
+        },
+        5s, "the run ends");
+    REQUIRE_MESSAGE(s["state"] == "done", s.dump());
+    json reply = client.request({{"cmd", "logs"}, {"service", "svc"}});
+    REQUIRE_MESSAGE(reply["ok"] == true, reply.dump());
+    CHECK(pkitd.stop() == 0);
+    return texts(reply["result"]);
+}
+
 std::vector<std::string> lines_of(const std::string& text) {
     std::vector<std::string> out;
     std::istringstream in(text);

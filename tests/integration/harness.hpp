@@ -62,6 +62,12 @@ json wait_running(Client& client, const std::string& name, int run = 1,
 // A reload request that must succeed; returns its result.
 json reload(Client& client);
 
+// Writes `toml` (plus `forward = "none"`) as service "svc", starts pkitd on `dir` with
+// `env` ("KEY=VALUE") added to its environment, waits for the run to end clean, stops
+// pkitd and returns the run's output lines.
+std::vector<std::string> output_of(const TempDir& dir, const std::string& toml,
+                                   std::vector<std::string> env = {});
+
 // The lines of `text`, every one / without the empty ones.
 std::vector<std::string> lines_of(const std::string& text);
 std::vector<std::string> nonempty_lines(const std::string& text);

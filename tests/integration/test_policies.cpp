@@ -98,7 +98,7 @@ TEST_CASE("never ends supervision after the first run, clean or crashed") {
         CHECK(pkitd.stop() == 0);
     }
     SUBCASE("death by a signal is a crash") {
-        one_service(dir, "kill -KILL $$", restart_table("never", "50ms"));
+        one_service(dir, "kill -KILL $$$$", restart_table("never", "50ms"));
         Daemon pkitd(dir);
         pkitd.wait_ready();
         Client client = pkitd.client();

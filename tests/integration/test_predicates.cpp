@@ -29,7 +29,7 @@ TEST_CASE("predicate stop_when ends supervision after one run with stopped = pre
         table = "exit_codes = [3]\n";
     }
     SUBCASE("signals") {
-        script = "kill -USR1 $$";
+        script = "kill -USR1 $$$$";
         table = "signals = [\"SIGUSR1\"]\n";
     }
     SUBCASE("output_matches, on a line the run printed just before it exited") {
@@ -175,7 +175,7 @@ TEST_CASE("predicate output_matches searches only the ended run's own output") {
 TEST_CASE("predicate give_up_when signals and output_matches on stderr give up") {
     TempDir dir;
     SUBCASE("signals") {
-        dir.service("svc", sh_command("kill -TERM $$") + restart_table("on_crash", "50ms") +
+        dir.service("svc", sh_command("kill -TERM $$$$") + restart_table("on_crash", "50ms") +
                                "[give_up_when]\nsignals = [\"TERM\"]\n");
     }
     SUBCASE("output_matches on a stderr line") {

@@ -10,35 +10,12 @@
 
 using namespace pkit::itest;
 
-namespace {
-
-// Runs `toml` as service `svc` to a clean end and returns its output lines.
-std::vector<std::string> output_of(const TempDir& dir, const std::string& toml) {
-    dir.service("svc", toml + "[output]\nforward = \"none\"\n");
-    Daemon pkitd(dir);
-    pkitd.wait_ready();
-    Client client = pkitd.client();
-    json s = wait_status(
-        client, "svc",
-        [](const json& st) {
-            return st.value("state", "") == "done" || st.value("state", "") == "failed";
-        },
-        5s, "the run ends");
-    REQUIRE_MESSAGE(s["state"] == "done", s.dump());
-    json reply = client.request({{"cmd", "logs"}, {"service", "svc"}});
-    REQUIRE_MESSAGE(reply["ok"] == true, reply.dump());
-    CHECK(pkitd.stop() == 0);
-    return texts(reply["result"]);
-}
-
-}  // namespace
-
 TEST_CASE("a run gets its own session, stdin /dev/null, no ignored or blocked signal") {
     TempDir dir;
     // Field 5 of /proc/PID/stat is the process group, 6 the session; cat's SigIgn and
     // SigBlk show what the shell inherited from pkitd.
     const auto lines = output_of(
-        dir, sh_command("echo pid $$; cut -d' ' -f5,6 /proc/$$/stat; readlink /proc/$$/fd/0; "
+        dir, sh_command("echo pid $$$$; cut -d' ' -f5,6 /proc/$$$$/stat; readlink /proc/$$$$/fd/0; "
                         "grep -E '^Sig(Ign|Blk)' /proc/self/status"));
     REQUIRE(lines.size() == 5);
     const std::string pid = lines[0].substr(4);
@@ -53,7 +30,7 @@ TEST_CASE("env adds to pkitd's environment and clear_env starts from nothing") {
     SUBCASE("env on top of pkitd's environment") {
         const auto lines = output_of(dir,
                                      "command = [\"/bin/sh\", \"-c\", \"echo $FOO; "
-                                     "echo ${PKIT_ITEST_MARKER:+inherited}\"]\n"
+                                     "echo $${PKIT_ITEST_MARKER:+inherited}\"]\n"
                                      "env = { FOO = \"bar baz\" }\n");
         CHECK(lines == std::vector<std::string>{"bar baz", "inherited"});
     }
@@ -61,7 +38,8 @@ TEST_CASE("env adds to pkitd's environment and clear_env starts from nothing") {
         const auto lines = output_of(dir,
                                      "command = [\"/usr/bin/env\"]\nclear_env = true\n"
                                      "env = { ONLY = \"1\" }\n");
-        CHECK(lines == std::vector<std::string>{"ONLY=1"});
+        CHECK(lines == std::vector<std::string>{"PKIT_SERVICE=svc", "PKIT_INSTANCE=1", "PKIT_RUN=1",
+                                                "ONLY=1"});
     }
 }
 

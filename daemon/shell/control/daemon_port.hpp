@@ -41,6 +41,11 @@ public:
     // The daemon's reload; `done` is called on the loop, never after the daemon is gone.
     virtual void reload(ReloadDone done) = 0;
     virtual void request_shutdown(const std::string& why) = 0;
+    // SPEC §13: sets the instances of `name` (a file with instances > 1, checked by the
+    // caller) to `count`, starting the missing ones and stopping and removing the
+    // highest; the count holds across reloads until the file's own value changes.
+    // Returns why it could not (pkitd shutting down), or nullopt once applied.
+    virtual std::optional<std::string> scale(const std::string& name, int count) = 0;
     // Upgrade in place (SPEC §16): checks `binary` (empty: the one running) off the
     // loop; `done` gets {from, to} or the reason it cannot be done. After a success
     // the daemon hands over at the next turn, once the reply is written.

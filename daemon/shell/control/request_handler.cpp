@@ -121,13 +121,15 @@ std::optional<std::vector<std::size_t>> RequestHandler::targets(ConnectionId con
     std::vector<bool> seen(sup.size(), false);
     std::vector<std::string_view> unknown;
     for (const std::string& name : request.services) {
-        if (auto i = sup.find(name)) {
-            if (!seen[*i]) {
-                seen[*i] = true;
-                found.push_back(*i);
-            }
-        } else {
+        auto named = sup.find_all(name);  // NAME: all its instances (SPEC §13)
+        if (named.empty()) {
             unknown.push_back(name);
+        }
+        for (std::size_t i : named) {
+            if (!seen[i]) {
+                seen[i] = true;
+                found.push_back(i);
+            }
         }
     }
     if (unknown.size() == 1) {
@@ -221,6 +223,9 @@ void RequestHandler::on_request(ConnectionId connection, proto::Request request)
             return;
         case Command::health:
             reply_ok(connection, request.id, health_result(m_daemon.supervisor(), m_daemon.now()));
+            return;
+        case Command::scale:
+            handle_scale(connection, request);
             return;
         case Command::upgrade:
             m_daemon.upgrade(request.binary, [this, connection, id = request.id](

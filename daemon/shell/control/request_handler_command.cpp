@@ -119,4 +119,29 @@ void RequestHandler::handle_reload(ConnectionId connection, const proto::Request
     });
 }
 
+// SPEC §13: only a file with instances > 1 scales (its names keep their "@I"); the reply
+// is the status of every instance it now has. Instances being removed finish stopping
+// after the reply, as a reload's removed services do.
+void RequestHandler::handle_scale(ConnectionId connection, const proto::Request& request) {
+    const core::Supervisor& sup = m_daemon.supervisor();
+    if (sup.find(request.service)) {
+        reply_error(connection, request.id, proto::ErrorCode::bad_request,
+                    "\"" + request.service +
+                        "\" is not a set of instances (its file has no instances > 1); only "
+                        "such a set can be scaled");
+        return;
+    }
+    if (sup.find_all(request.service).empty()) {
+        reply_error(connection, request.id, proto::ErrorCode::unknown_service,
+                    "unknown service \"" + request.service + "\"");
+        return;
+    }
+    if (auto problem = m_daemon.scale(request.service, request.instances)) {
+        reply_error(connection, request.id, proto::ErrorCode::bad_request, *problem);
+        return;
+    }
+    reply_ok(connection, request.id,
+             services_json(m_daemon.supervisor().find_all(request.service)));
+}
+
 }  // namespace pkit::shell

@@ -7,6 +7,8 @@
 #include <cerrno>
 #include <cstring>
 
+#include "config/variables.hpp"
+
 extern char** environ;
 
 namespace pkit::shell {
@@ -82,6 +84,18 @@ std::expected<std::string, std::string> parse_value(std::string_view raw) {
         comment = raw.find("\t#");
     }
     return std::string(trim(raw.substr(0, comment)));
+}
+
+// The value of `key` in `env`, or nullopt.
+std::optional<std::string_view> find_variable(const std::vector<std::string>& env,
+                                              std::string_view key) {
+    for (const auto& entry : env) {
+        if (entry.size() > key.size() && entry[key.size()] == '=' &&
+            entry.compare(0, key.size(), key) == 0) {
+            return std::string_view(entry).substr(key.size() + 1);
+        }
+    }
+    return std::nullopt;
 }
 
 // Replaces the definition of `key` in `env`, or appends one.
@@ -164,21 +178,43 @@ std::expected<std::vector<std::pair<std::string, std::string>>, std::string> par
     return pairs;
 }
 
-std::expected<std::vector<std::string>, LaunchFailure> build_environment(
-    const config::ServiceSpec& spec,
-    const std::vector<std::pair<std::string, std::string>>& extra_env) {
-    const config::ProcessSpec& process = *spec.process;
-    std::vector<std::string> env;
-    if (!process.clear_env) {
-        for (char** entry = environ; entry != nullptr && *entry != nullptr; ++entry) {
-            env.emplace_back(*entry);
-        }
+std::expected<std::string, LaunchFailure> expand_in(std::string_view text,
+                                                    const std::vector<std::string>& env,
+                                                    std::string_view what) {
+    if (!config::has_variables(text)) {
+        return std::string(text);
     }
-    for (const auto& path : process.env_files) {
-        auto text = read_file(path);
+    auto lookup = [&env](std::string_view name) { return find_variable(env, name); };
+    auto expanded = config::expand_variables(text, lookup);
+    if (expanded) {
+        return std::move(*expanded);
+    }
+    const config::VariableError& error = expanded.error();
+    if (error.kind == config::VariableError::Kind::undefined) {
+        return std::unexpected(
+            make_failure(config::LaunchError::undefined_variable, error.name,
+                         std::string("not set in the run's environment and no default (in ")
+                             .append(what)
+                             .append(")")));
+    }
+    // The loader refuses bad syntax; a spec built by other means still fails cleanly.
+    return std::unexpected(make_failure(config::LaunchError::other, what, error.message()));
+}
+
+namespace {
+
+// Each env_file of `paths` into `env`, its path expanded first.
+std::expected<void, LaunchFailure> apply_env_files(const std::vector<std::string>& paths,
+                                                   std::vector<std::string>& env) {
+    for (const auto& written : paths) {
+        auto path = expand_in(written, env, "env_file");
+        if (!path) {
+            return std::unexpected(std::move(path.error()));
+        }
+        auto text = read_file(*path);
         if (!text) {
-            return std::unexpected(
-                make_failure(config::LaunchError::bad_env_file, path, std::strerror(text.error())));
+            return std::unexpected(make_failure(config::LaunchError::bad_env_file, *path,
+                                                std::strerror(text.error())));
         }
         auto pairs = parse_dotenv(*text);
         if (!pairs) {
@@ -186,17 +222,86 @@ std::expected<std::vector<std::string>, LaunchFailure> build_environment(
             const std::string& error = pairs.error();
             auto split = error.find(": ");
             return std::unexpected(make_failure(config::LaunchError::bad_env_file,
-                                                path + ":" + error.substr(0, split),
+                                                *path + ":" + error.substr(0, split),
                                                 error.substr(split + 2)));
         }
         for (const auto& [key, value] : *pairs) {
             set_variable(env, key, value);
         }
     }
-    for (const auto& [key, value] : process.env) {
+    return {};
+}
+
+// An env table into `env`, every value expanded from `env` as it was before the table.
+std::expected<void, LaunchFailure> apply_env(const std::map<std::string, std::string>& table,
+                                             std::vector<std::string>& env) {
+    std::vector<std::pair<std::string_view, std::string>> values;
+    values.reserve(table.size());
+    for (const auto& [key, value] : table) {
+        auto expanded = expand_in(value, env, std::string("env.").append(key));
+        if (!expanded) {
+            return std::unexpected(std::move(expanded.error()));
+        }
+        values.emplace_back(key, std::move(*expanded));
+    }
+    for (const auto& [key, value] : values) {
         set_variable(env, key, value);
     }
-    for (const auto& [key, value] : extra_env) {
+    return {};
+}
+
+}  // namespace
+
+std::expected<std::vector<std::string>, LaunchFailure> build_environment(
+    const LaunchRequest& request, const Account* account) {
+    const config::ServiceSpec& spec = *request.spec;
+    const config::ProcessSpec& process = *spec.process;
+    std::vector<std::string> env;
+    if (!process.clear_env) {
+        for (char** entry = environ; entry != nullptr && *entry != nullptr; ++entry) {
+            // A name twice in pkitd's environ is kept once, with the value getenv()
+            // sees (the first), so that a source below replaces it for good.
+            std::string_view text(*entry);
+            std::string_view key = text.substr(0, text.find('='));
+            if (!find_variable(env, key)) {
+                env.emplace_back(text);
+            }
+        }
+    }
+    // pkit's own variables first too, so that env_file paths and env values may use
+    // them (worker-${PKIT_INSTANCE}.env); they are set again last, over any source.
+    const std::string instance = std::to_string(spec.instance == 0 ? 1 : spec.instance);
+    const std::string run = std::to_string(request.run);
+    auto set_own = [&] {
+        set_variable(env, "PKIT_SERVICE", spec.name);
+        set_variable(env, "PKIT_INSTANCE", instance);
+        set_variable(env, "PKIT_RUN", run);
+    };
+    set_own();
+    if (account != nullptr) {
+        set_variable(env, "HOME", account->home);
+        set_variable(env, "USER", account->name);
+        set_variable(env, "LOGNAME", account->name);
+        set_variable(env, "SHELL", account->shell);
+    }
+    std::expected<void, LaunchFailure> applied;
+    if (request.daemon != nullptr) {
+        applied = apply_env_files(request.daemon->env_files, env);
+        if (applied) {
+            applied = apply_env(request.daemon->env, env);
+        }
+    }
+    if (applied) {
+        applied = apply_env_files(process.env_files, env);
+    }
+    if (applied) {
+        applied = apply_env(process.env, env);
+    }
+    if (!applied) {
+        return std::unexpected(std::move(applied.error()));
+    }
+    set_own();
+    for (const auto& [key, value] : request.extra_env) {
         set_variable(env, key, value);
     }
     return env;

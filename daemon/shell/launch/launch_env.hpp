@@ -30,12 +30,28 @@ LaunchFailure make_failure(config::LaunchError kind, std::string_view what,
 std::expected<std::vector<std::pair<std::string, std::string>>, std::string> parse_dotenv(
     std::string_view text);
 
-// The run's environment as "KEY=VALUE" strings: pkitd's environ unless clear_env, then
-// each env_file (read now, at the run's start), then env, then extra_env; a later
-// definition of a key replaces an earlier one in place. Fails with bad_env_file.
+// The passwd entry of a service's `user`, for HOME, USER, LOGNAME and SHELL.
+struct Account {
+    std::string name;
+    std::string home;
+    std::string shell;
+};
+
+// The run's environment as "KEY=VALUE" strings, in SPEC §13's order: pkitd's environ
+// unless clear_env; with `account`, HOME, USER, LOGNAME and SHELL; request.daemon's
+// env_files (read now, at the run's start) then its env; the service's env_files then
+// env; PKIT_SERVICE, PKIT_INSTANCE and PKIT_RUN; then extra_env. A later definition of a
+// key replaces an earlier one in place. Variables in env_file paths expand from the
+// environment built up to them; in env values, from the environment as it was before
+// that env table. Fails with bad_env_file or undefined_variable.
 std::expected<std::vector<std::string>, LaunchFailure> build_environment(
-    const config::ServiceSpec& spec,
-    const std::vector<std::pair<std::string, std::string>>& extra_env);
+    const LaunchRequest& request, const Account* account);
+
+// `text` with its variables expanded from `env` ("KEY=VALUE" strings); `what` names the
+// place ("command[2]", "cwd") in an undefined_variable failure.
+std::expected<std::string, LaunchFailure> expand_in(std::string_view text,
+                                                    const std::vector<std::string>& env,
+                                                    std::string_view what);
 
 // The path to execve for argv[0] `name`: `name` itself when it contains '/', else the
 // first executable regular file `DIR/name` for DIR in the PATH of `env` (or

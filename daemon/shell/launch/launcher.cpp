@@ -28,6 +28,8 @@ struct Credentials {
     gid_t gid = 0;
     std::vector<gid_t> groups;
     std::string label;  // the user (or group) as written, for messages
+    // The user's passwd entry, for the environment; unset without `user` or an entry.
+    std::optional<Account> account;
 };
 
 std::string principal_label(const config::Principal& principal) {
@@ -58,6 +60,8 @@ std::expected<Credentials, LaunchFailure> resolve_credentials(const config::Proc
             result.uid = entry->pw_uid;
             primary = entry->pw_gid;
             account = entry->pw_name;
+            result.account = Account{entry->pw_name, entry->pw_dir != nullptr ? entry->pw_dir : "",
+                                     entry->pw_shell != nullptr ? entry->pw_shell : ""};
         } else {
             result.uid = static_cast<uid_t>(*process.user.id);
         }
@@ -95,6 +99,21 @@ std::expected<Credentials, LaunchFailure> resolve_credentials(const config::Proc
     return result;
 }
 
+// The command with its variables expanded; each argument stays one argument.
+std::expected<std::vector<std::string>, LaunchFailure> expand_command(
+    const std::vector<std::string>& command, const std::vector<std::string>& env) {
+    std::vector<std::string> args;
+    args.reserve(command.size());
+    for (std::size_t i = 0; i < command.size(); ++i) {
+        auto arg = expand_in(command[i], env, "command[" + std::to_string(i) + "]");
+        if (!arg) {
+            return std::unexpected(std::move(arg.error()));
+        }
+        args.push_back(std::move(*arg));
+    }
+    return args;
+}
+
 // The soft RLIMIT_NOFILE pkitd was started with, once raise_nofile_limit() has raised
 // it: a fact about the process, set once before the first fork.
 std::optional<rlimit>& original_nofile() {
@@ -116,26 +135,38 @@ std::expected<std::unique_ptr<PreparedLaunch>, LaunchFailure> prepare_launch(
     if (spec.command.empty()) {
         return std::unexpected(make_failure(LaunchError::not_found, "\"\"", "empty command"));
     }
-    auto env = build_environment(spec, request.extra_env);
-    if (!env) {
-        return std::unexpected(std::move(env.error()));
-    }
-    auto path = resolve_program(spec.command.front(), *env, process.cwd);
-    if (!path) {
-        return std::unexpected(std::move(path.error()));
-    }
     auto credentials = resolve_credentials(process);
     if (!credentials) {
         return std::unexpected(std::move(credentials.error()));
     }
+    auto env = build_environment(request, credentials->account ? &*credentials->account : nullptr);
+    if (!env) {
+        return std::unexpected(std::move(env.error()));
+    }
+    auto args = expand_command(spec.command, *env);
+    if (!args) {
+        return std::unexpected(std::move(args.error()));
+    }
+    std::optional<std::string> cwd;
+    if (process.cwd) {
+        auto expanded = expand_in(*process.cwd, *env, "cwd");
+        if (!expanded) {
+            return std::unexpected(std::move(expanded.error()));
+        }
+        cwd = std::move(*expanded);
+    }
+    auto path = resolve_program(args->front(), *env, cwd);
+    if (!path) {
+        return std::unexpected(std::move(path.error()));
+    }
 
     auto prepared = std::make_unique<PreparedLaunch>();
     // Owned copies: a reload may replace the spec while the launch waits for the spawner.
-    prepared->args = spec.command;
+    prepared->args = std::move(*args);
     prepared->env = std::move(*env);
     ChildPlan& plan = prepared->plan;
     plan.path = std::move(*path);
-    plan.cwd = process.cwd.value_or("");
+    plan.cwd = cwd.value_or("");
     plan.argv.reserve(prepared->args.size() + 1);
     for (auto& arg : prepared->args) {
         plan.argv.push_back(arg.data());
@@ -229,6 +260,20 @@ std::expected<Launched, LaunchFailure> launch(const LaunchRequest& request) {
         return std::unexpected(std::move(outcome.error()));
     }
     return Launched{started->pid, started->stdout_fd, started->stderr_fd};
+}
+
+std::expected<std::string, LaunchFailure> expand_in_run_environment(const LaunchRequest& request,
+                                                                    std::string_view text,
+                                                                    std::string_view what) {
+    auto credentials = resolve_credentials(*request.spec->process);
+    if (!credentials) {
+        return std::unexpected(std::move(credentials.error()));
+    }
+    auto env = build_environment(request, credentials->account ? &*credentials->account : nullptr);
+    if (!env) {
+        return std::unexpected(std::move(env.error()));
+    }
+    return expand_in(text, *env, what);
 }
 
 std::expected<void, int> raise_nofile_limit() {

@@ -14,6 +14,7 @@
 #include <memory>
 #include <optional>
 #include <string>
+#include <string_view>
 #include <utility>
 #include <vector>
 
@@ -29,6 +30,9 @@ struct LaunchRequest {
     std::vector<std::pair<std::string, std::string>> extra_env;
     // The run's record (run_records.hpp), written by the child; fd -1: none.
     ChildRecord record = {};
+    // pkitd.toml's env_file and env for the run's environment (SPEC §13); nullptr: none.
+    // Read during the call only.
+    const config::DaemonSpec* daemon = nullptr;
 };
 
 // A started run. The fds are the parent's ends of the child's stdout and stderr pipes,
@@ -46,14 +50,14 @@ struct LaunchFailure {
     std::string message;
 };
 
-// Starts one run of `request.spec`: environment (pkitd's unless clear_env, then the
-// env_files read now, then env, then extra_env), argv[0] looked up in the service's own
-// PATH, user and group resolved, then clone (vfork-style, see clone_child); the child gets a new
-// session, default signal dispositions, an empty signal mask, stdin /dev/null, stdout/stderr to
-// pipes, no other inherited fd, pkitd's original RLIMIT_NOFILE (see raise_nofile_limit), umask,
-// rlimits, cwd and credentials, then execve. Blocks until the child has exec'd or reported a
-// failure (a failed child is waited for here, so the caller's reaper never sees it).
-// For exec probes and tests; runs go through prepare_launch and the Spawner.
+// Starts one run of `request.spec`: user and group resolved, the environment
+// (build_environment, launch_env.hpp), the variables of command and cwd expanded from
+// it (SPEC §13), argv[0] looked up in the service's own PATH, then clone (vfork-style, see
+// clone_child); the child gets a new session, default signal dispositions, an empty signal mask,
+// stdin /dev/null, stdout/stderr to pipes, no other inherited fd, pkitd's original RLIMIT_NOFILE
+// (see raise_nofile_limit), umask, rlimits, cwd and credentials, then execve. Blocks until the
+// child has exec'd or reported a failure (a failed child is waited for here, so the caller's reaper
+// never sees it). For exec probes and tests; runs go through prepare_launch and the Spawner.
 std::expected<Launched, LaunchFailure> launch(const LaunchRequest& request);
 
 // What describes a child's failure report in words (the strings launch() would use);
@@ -116,6 +120,13 @@ std::expected<StartedLaunch, LaunchFailure> spawn_prepared(PreparedLaunch& prepa
 // child has exec'd or failed.
 using LaunchOutcome = std::expected<void, LaunchFailure>;
 std::optional<LaunchOutcome> read_launch_report(StartedLaunch& started, bool wait);
+
+// `text` expanded in the environment a run of `request` would get (user resolved, env
+// files read now), for the probe targets that hold variables (tcp, http, file). Fails as
+// prepare_launch would: bad_user, bad_env_file, undefined_variable.
+std::expected<std::string, LaunchFailure> expand_in_run_environment(const LaunchRequest& request,
+                                                                    std::string_view text,
+                                                                    std::string_view what);
 
 // Raises pkitd's soft RLIMIT_NOFILE to its hard limit (pkitd holds two pipes per
 // service) and remembers the original, which every child gets back before exec so that

@@ -79,6 +79,10 @@ public:
           m_stdout(scratch()),
           m_stderr(scratch()) {
         m_spec.command = request.probe->argv;
+        if (request.daemon != nullptr) {
+            m_daemon.env = request.daemon->env;
+            m_daemon.env_files = request.daemon->env_files;
+        }
     }
 
     // A probe still running when its attempt ends (timed out, cancelled, runner gone)
@@ -103,9 +107,10 @@ public:
 
 private:
     void begin() override {
-        auto launched = launch(LaunchRequest{&m_spec, run(), {}});
-        // The spec copy is only needed for the launch.
+        auto launched = launch(LaunchRequest{&m_spec, run(), {}, {}, &m_daemon});
+        // The copies are only needed for the launch.
         m_spec = config::ServiceSpec{};
+        m_daemon = config::DaemonSpec{};
         if (!launched) {
             complete(false, std::move(launched.error().message));
             return;
@@ -116,6 +121,7 @@ private:
     }
 
     config::ServiceSpec m_spec;
+    config::DaemonSpec m_daemon;  // its env and env_files only
     pid_t m_pid = -1;
     bool m_reaped = false;
     Drain m_stdout;

@@ -5,6 +5,8 @@
 #include <cstdio>
 #include <utility>
 
+#include "config/variables.hpp"
+#include "daemon/shell/launch/launcher.hpp"
 #include "daemon/shell/probes/probe_attempt.hpp"
 
 namespace pkit::shell {
@@ -86,29 +88,60 @@ ProbeRunner::~ProbeRunner() {
     }
 }
 
-void ProbeRunner::run(const ProbeRequest& request) {
-    std::unique_ptr<ProbeAttempt> attempt;
+namespace {
+
+// The attempt of `request`'s kind.
+std::unique_ptr<ProbeAttempt> make_attempt(ProbeRunner& runner, const ProbeRequest& request) {
     using config::ProbeKind;
-    ProbeKind kind = request.probe != nullptr ? request.probe->kind : ProbeKind::none;
-    switch (kind) {
+    switch (request.probe != nullptr ? request.probe->kind : ProbeKind::none) {
         case ProbeKind::exec:
-            attempt = make_exec_attempt(*this, request);
-            break;
+            return make_exec_attempt(runner, request);
         case ProbeKind::tcp:
-            attempt = make_tcp_attempt(*this, request);
-            break;
+            return make_tcp_attempt(runner, request);
         case ProbeKind::http:
-            attempt = make_http_attempt(*this, request);
-            break;
+            return make_http_attempt(runner, request);
         case ProbeKind::file:
-            attempt = make_file_attempt(*this, request);
-            break;
+            return make_file_attempt(runner, request);
         case ProbeKind::watchdog:
-            attempt = make_failed_attempt(*this, request, "a watchdog is fed, not probed");
-            break;
+            return make_failed_attempt(runner, request, "a watchdog is fed, not probed");
         case ProbeKind::none:
-            attempt = make_failed_attempt(*this, request, "no probe configured");
             break;
+    }
+    return make_failed_attempt(runner, request, "no probe configured");
+}
+
+// A tcp, http or file target with variables, expanded now in the run's environment
+// into `expanded` (SPEC §13); the launcher's failure message when it cannot be.
+std::optional<std::string> expand_target(const ProbeRequest& request, config::ProbeSpec& expanded) {
+    const config::ProbeSpec* probe = request.probe;
+    if (probe == nullptr || probe->kind == config::ProbeKind::exec ||
+        request.service_spec == nullptr || !config::has_variables(probe->target)) {
+        return std::nullopt;
+    }
+    LaunchRequest launch{request.service_spec, request.run, {}, {}, request.daemon};
+    auto target = expand_in_run_environment(launch, probe->target, "target");
+    if (!target) {
+        return std::move(target.error().message);
+    }
+    expanded = *probe;
+    expanded.target = std::move(*target);
+    return std::nullopt;
+}
+
+}  // namespace
+
+void ProbeRunner::run(const ProbeRequest& given) {
+    // The attempt copies what it needs of `expanded` while it is made.
+    ProbeRequest request = given;
+    config::ProbeSpec expanded;
+    std::unique_ptr<ProbeAttempt> attempt;
+    if (auto failure = expand_target(given, expanded)) {
+        attempt = make_failed_attempt(*this, request, std::move(*failure));
+    } else {
+        if (expanded.enabled()) {
+            request.probe = &expanded;
+        }
+        attempt = make_attempt(*this, request);
     }
     ProbeAttempt* started = attempt.get();
     m_attempts.push_back(std::move(attempt));

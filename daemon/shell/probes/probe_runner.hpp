@@ -38,6 +38,9 @@ struct ProbeRequest {
     // The deadline of this attempt; a non-positive value falls back to SPEC's 1 s, so
     // no attempt can run unbounded.
     config::Duration timeout{};
+    // pkitd.toml's env and env_file, for the probe's environment and the variables of
+    // its target (SPEC §13); nullptr: none.
+    const config::DaemonSpec* daemon = nullptr;
 };
 
 class ProbeRunner {

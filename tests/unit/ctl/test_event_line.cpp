@@ -117,3 +117,13 @@ TEST_CASE("event filter: --service and --type, each repeatable, both must match"
     CHECK(both.matches(event("exited", {{"service", "db"}})));
     CHECK_FALSE(both.matches(event("started", {{"service", "db"}})));
 }
+
+TEST_CASE("event filter: --service NAME matches its instances NAME@I, and NAME@I only that one") {
+    EventFilter set{.services = {"web"}};
+    CHECK(set.matches(event("started", {{"service", "web@2"}})));
+    CHECK_FALSE(set.matches(event("started", {{"service", "webx@1"}})));
+    EventFilter one{.services = {"web@2"}};
+    CHECK(one.matches(event("started", {{"service", "web@2"}})));
+    CHECK_FALSE(one.matches(event("started", {{"service", "web@1"}})));
+    CHECK_FALSE(one.matches(event("started")));
+}

@@ -74,7 +74,7 @@ TEST_CASE("exec probe: at its timeout the whole process group is killed and no p
     {
         ProbeHarness harness(loop);
         auto probe = exec_probe(
-            {"/bin/sh", "-c", "echo $$ > \"$1\"; sleep 100 & sleep 100", "sh", pid_file});
+            {"/bin/sh", "-c", "echo $$$$ > \"$1\"; sleep 100 & sleep 100", "sh", pid_file});
         auto started = std::chrono::steady_clock::now();
         harness.run(probe, 0, nullptr, 200ms);
         auto result = harness.single();
@@ -98,7 +98,7 @@ TEST_CASE("exec probe: children left behind by a probe that exited are killed wi
     {
         ProbeHarness harness(loop);
         auto probe =
-            exec_probe({"/bin/sh", "-c", "echo $$ > \"$1\"; sleep 100 & exit 0", "sh", pid_file});
+            exec_probe({"/bin/sh", "-c", "echo $$$$ > \"$1\"; sleep 100 & exit 0", "sh", pid_file});
         harness.run(probe, 0, nullptr, 5s);
         auto result = harness.single();
         CHECK(result.ok);
@@ -115,7 +115,7 @@ TEST_CASE("cancel drops a service's attempts without a callback and kills its ex
     std::string pid_file = dir.path() + "/pid";
     {
         ProbeHarness harness(loop);
-        auto slow = exec_probe({"/bin/sh", "-c", "echo $$ > \"$1\"; sleep 100", "sh", pid_file});
+        auto slow = exec_probe({"/bin/sh", "-c", "echo $$$$ > \"$1\"; sleep 100", "sh", pid_file});
         auto file = probe_of(config::ProbeKind::file, dir.path());
         auto other = exec_probe({"true"});
         harness.run(slow, 7, nullptr, 10s);
@@ -150,7 +150,7 @@ TEST_CASE("destroying the runner kills exec probes in flight") {
         {
             ProbeRunner runner(loop.get(), [](auto...) { FAIL("no result after destruction"); });
             auto slow =
-                exec_probe({"/bin/sh", "-c", "echo $$ > \"$1\"; sleep 100", "sh", pid_file});
+                exec_probe({"/bin/sh", "-c", "echo $$$$ > \"$1\"; sleep 100", "sh", pid_file});
             runner.run(ProbeRequest{0, 1, core::ProbePurpose::ready, &slow, nullptr, 10s});
             REQUIRE(loop.run_until([&] { return read_pid(pid_file) > 0; }, 5s));
         }

@@ -94,3 +94,35 @@ TEST_CASE("a result callback may start the next attempt and cancel others") {
 }
 
 }  // namespace pkit::shell::test
+
+namespace pkit::shell::test {
+
+TEST_CASE("a probe target's variables expand in the run's environment at each attempt") {
+    TestLoop loop;
+    TempDir dir;
+    dir.write("flag-1", "x");
+    config::ServiceSpec spec;
+    spec.name = "svc";
+    spec.process.edit().env = {{"FLAG_DIR", dir.path()}};
+    {
+        ProbeHarness harness(loop);
+        // PKIT_INSTANCE is 1 for a service without instances.
+        auto found = probe_of(config::ProbeKind::file, "${FLAG_DIR}/flag-${PKIT_INSTANCE}");
+        auto undefined = probe_of(config::ProbeKind::file, "${FLAG_DIR}/${PKIT_TEST_NO_SUCH}");
+        harness.run(found, 1, &spec);
+        harness.run(undefined, 2, &spec);
+        REQUIRE(harness.wait_results(2));
+        for (const auto& result : harness.results) {
+            CAPTURE(result.detail);
+            if (result.service == 1) {
+                CHECK(result.ok);
+            } else {
+                CHECK_FALSE(result.ok);
+                CHECK(result.detail.starts_with("undefined_variable: PKIT_TEST_NO_SUCH: "));
+            }
+        }
+    }
+    CHECK(loop.close() == 0);
+}
+
+}  // namespace pkit::shell::test

@@ -1,0 +1,123 @@
+// Variables in a configuration file (SPEC §13): the syntax of every place that expands,
+// checked at load with its position, and the texts kept for --check's warnings about
+// variables that no known source defines.
+
+#include <cstdlib>
+
+#include "config/load_steps.hpp"
+#include "config/variables.hpp"
+
+namespace pkit::config::detail {
+namespace {
+
+// One string that expands: a syntax error is reported at it; a text holding a variable
+// is kept for the warnings.
+void check_text(const Diags& d, const toml::node& node, std::string_view what,
+                std::vector<VariableText>& texts) {
+    const auto* text = node.as_string();
+    if (text == nullptr || text->get().find('$') == std::string::npos) {
+        return;
+    }
+    if (auto error = check_variables(text->get())) {
+        d.error(pos_of(node), cat(what, ": ", error->message(), " (at character ",
+                                  std::to_string(error->offset + 1), " of the value)"));
+        return;
+    }
+    if (text->get().find("${") != std::string::npos) {
+        texts.push_back({text->get(), pos_of(node), std::string(what)});
+    }
+}
+
+// A string, or each string of an array.
+void check_strings(const Diags& d, const toml::node* node, std::string_view what,
+                   std::vector<VariableText>& texts) {
+    if (node == nullptr) {
+        return;
+    }
+    if (const auto* array = node->as_array()) {
+        for (const toml::node& element : *array) {
+            check_text(d, element, what, texts);
+        }
+        return;
+    }
+    check_text(d, *node, what, texts);
+}
+
+void check_probe(const Diags& d, const toml::table& root, std::string_view section,
+                 std::vector<VariableText>& texts) {
+    const auto* table = root.get_as<toml::table>(section);
+    if (table == nullptr) {
+        return;
+    }
+    for (std::string_view key : {"exec", "tcp", "http", "file"}) {
+        check_strings(d, table->get(key), cat(section, ".", key), texts);
+    }
+}
+
+}  // namespace
+
+std::vector<VariableText> check_service_variables(const Diags& d, const toml::table& root) {
+    std::vector<VariableText> texts;
+    check_strings(d, root.get("command"), "command", texts);
+    check_strings(d, root.get("cwd"), "cwd", texts);
+    check_strings(d, root.get("env_file"), "env_file", texts);
+    if (const auto* env = root.get_as<toml::table>("env")) {
+        for (const auto& [key, node] : *env) {
+            check_text(d, node, cat("env.", key.str()), texts);
+        }
+    }
+    check_probe(d, root, "health", texts);
+    check_probe(d, root, "ready", texts);
+    return texts;
+}
+
+void check_daemon_variables(const Diags& d, const toml::table& root) {
+    std::vector<VariableText> unused;
+    check_strings(d, root.get("env_file"), "env_file", unused);
+    if (const auto* env = root.get_as<toml::table>("env")) {
+        for (const auto& [key, node] : *env) {
+            check_text(d, node, cat("env.", key.str()), unused);
+        }
+    }
+}
+
+void warn_undefined_variables(const ServiceDraft& service, const DaemonSpec& daemon,
+                              std::vector<Diagnostic>& out) {
+    const ServiceSpec& spec = service.spec;
+    const ProcessSpec& process = *spec.process;
+    // Whatever an env_file holds is known only when it is read, at each run's start.
+    if (service.variable_texts.empty() || !process.env_files.empty() || !daemon.env_files.empty()) {
+        return;
+    }
+    std::vector<std::string> assumed;
+    auto known = [&](std::string_view name) -> std::optional<std::string_view> {
+        std::string key(name);
+        bool defined = process.env.contains(key) || daemon.env.contains(key) ||
+                       key == "PKIT_SERVICE" || key == "PKIT_INSTANCE" || key == "PKIT_RUN" ||
+                       (process.user.set() &&
+                        (key == "HOME" || key == "USER" || key == "LOGNAME" || key == "SHELL")) ||
+                       (spec.ready->notify && key == "NOTIFY_SOCKET") ||
+                       (!process.clear_env && std::getenv(key.c_str()) != nullptr) ||
+                       std::ranges::find(assumed, key) != assumed.end();
+        return defined ? std::optional<std::string_view>("") : std::nullopt;
+    };
+    for (const VariableText& text : service.variable_texts) {
+        assumed.clear();
+        // Each pass names the first undefined variable; the next assumes it defined.
+        for (;;) {
+            auto result = expand_variables(text.text, known);
+            if (result || result.error().kind != VariableError::Kind::undefined) {
+                break;
+            }
+            out.push_back(Diagnostic{spec.file, text.pos.line, text.pos.column,
+                                     cat(text.what, ": variable ", quote(result.error().name),
+                                         " is not defined by pkitd's environment, pkitd.toml's "
+                                         "[env] or the service's env; a run would fail with "
+                                         "undefined_variable"),
+                                     true});
+            assumed.push_back(result.error().name);
+        }
+    }
+}
+
+}  // namespace pkit::config::detail

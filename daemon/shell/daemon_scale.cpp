@@ -1,0 +1,54 @@
+// Daemon::scale (SPEC §13): a new count of a file's instances, applied as a reload of
+// the running tree with that count, so that the instances that stay are untouched and
+// the added and removed ones start and stop as a reload's would.
+
+#include <algorithm>
+
+#include "config/instances.hpp"
+#include "daemon/shell/daemon.hpp"
+
+namespace pkit::shell {
+
+config::Tree Daemon::running_tree() const {
+    config::Tree tree{.dir = m_options.config_dir, .daemon = m_supervisor.daemon_spec()};
+    for (std::size_t i = 0; i < m_supervisor.size(); ++i) {
+        if (!m_supervisor.retired(i)) {
+            tree.services.push_back(m_supervisor.service(i).spec());
+        }
+    }
+    std::ranges::stable_sort(tree.services, config::load_order);
+    return tree;
+}
+
+void Daemon::keep_scaled_counts(config::Tree& tree) {
+    for (auto it = m_scaled.begin(); it != m_scaled.end();) {
+        std::size_t file_count = config::count_instances(tree, it->first);
+        if (file_count == 0 || file_count != it->second.file_count) {
+            it = m_scaled.erase(it);  // the file changed its count, or went: it decides
+            continue;
+        }
+        config::set_instances(tree, it->first, it->second.count);
+        ++it;
+    }
+}
+
+std::optional<std::string> Daemon::scale(const std::string& name, int count) {
+    if (m_supervisor.shutting_down()) {
+        return "pkitd is shutting down";
+    }
+    config::Tree tree = running_tree();
+    std::size_t have = config::count_instances(tree, name);
+    auto [entry, added] = m_scaled.try_emplace(name, Scaled{have, 0});
+    entry->second.count = static_cast<std::size_t>(count);
+    if (entry->second.count == entry->second.file_count) {
+        m_scaled.erase(entry);  // back to the file's own count
+    }
+    config::set_instances(tree, name, static_cast<std::size_t>(count));
+    core::ReloadOutcome outcome = apply_tree(std::move(tree));
+    log("info", "scale: " + name + " to " + std::to_string(count) + " instances (" +
+                    std::to_string(outcome.added.size()) + " added, " +
+                    std::to_string(outcome.removed.size()) + " removed)");
+    return std::nullopt;
+}
+
+}  // namespace pkit::shell
