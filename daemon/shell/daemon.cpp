@@ -172,6 +172,9 @@ int Daemon::run() {
     if (!m_options.socket_note.empty()) {
         log("info", m_options.socket_note);
     }
+    if (!bind_listen_sockets()) {
+        return 2;  // a configuration error, as SPEC §14 has it
+    }
     m_http = std::make_unique<http::Endpoint>(*this);
     if (auto opened = m_http->open(m_supervisor.daemon_spec().http); !opened) {
         log("error", opened.error());
@@ -195,6 +198,22 @@ int Daemon::run() {
     m_stdout.flush_blocking();
     m_stderr.flush_blocking();
     return m_exit_status.value_or(0);
+}
+
+bool Daemon::bind_listen_sockets() {
+    std::vector<const config::ServiceSpec*> specs;
+    for (std::size_t i = 0; i < m_supervisor.size(); ++i) {
+        specs.push_back(&m_supervisor.service(i).spec());
+    }
+    auto sockets = m_listen.stage(specs);
+    if (!sockets) {
+        for (const config::Diagnostic& d : sockets.error()) {
+            log("error", d.to_string());
+        }
+        return false;
+    }
+    m_listen.commit(std::move(*sockets));
+    return true;
 }
 
 void Daemon::pump() {

@@ -39,6 +39,7 @@
 #include "daemon/shell/launch/reaper.hpp"
 #include "daemon/shell/launch/run_records.hpp"
 #include "daemon/shell/launch/spawner.hpp"
+#include "daemon/shell/listen/listen_sockets.hpp"
 #include "daemon/shell/probes/probe_runner.hpp"
 #include "daemon/shell/uv_handle.hpp"
 
@@ -215,9 +216,13 @@ private:
     void start_reload(std::vector<ReloadDone> waiting);
     void finish_reload(config::LoadResult tree, const std::vector<ReloadDone>& waiting);
     ReloadResult apply_reload(config::LoadResult tree);
+    // Binds the start-up tree's [[listen]] sockets; false after logging each error.
+    bool bind_listen_sockets();
 
     uv_loop_t* m_loop;
     DaemonOptions m_options;
+    // Before the supervisor: destroyed after it, so no run outlives its sockets' owner.
+    ListenSockets m_listen;
     core::Supervisor m_supervisor;
     std::mt19937_64 m_rng;
     core::TimePoint m_started;

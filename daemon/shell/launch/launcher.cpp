@@ -107,6 +107,9 @@ std::optional<rlimit>& original_nofile() {
 PreparedLaunch::~PreparedLaunch() {
     close_fds({parent.stdout_fd, parent.stderr_fd, parent.report_fd, child.stdout_fd,
                child.stderr_fd, child.report_fd});
+    for (int fd : plan.listen.fds) {
+        close_fds({fd});
+    }
 }
 
 std::expected<std::unique_ptr<PreparedLaunch>, LaunchFailure> prepare_launch(
@@ -133,6 +136,7 @@ std::expected<std::unique_ptr<PreparedLaunch>, LaunchFailure> prepare_launch(
     // Owned copies: a reload may replace the spec while the launch waits for the spawner.
     prepared->args = spec.command;
     prepared->env = std::move(*env);
+    add_listen_env(prepared->env, request.listen);
     ChildPlan& plan = prepared->plan;
     plan.path = std::move(*path);
     plan.cwd = process.cwd.value_or("");
@@ -146,6 +150,9 @@ std::expected<std::unique_ptr<PreparedLaunch>, LaunchFailure> prepare_launch(
         plan.envp.push_back(entry.data());
     }
     plan.envp.push_back(nullptr);
+    if (auto listen = plan_listen(*prepared, request.listen); !listen) {
+        return std::unexpected(std::move(listen.error()));
+    }
     plan.umask =
         process.umask ? std::optional<mode_t>(static_cast<mode_t>(*process.umask)) : std::nullopt;
     plan.nofile = original_nofile();
