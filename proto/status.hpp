@@ -76,6 +76,8 @@ struct ServiceStatus {
     double stop_timeout = 5.0;
     std::optional<double> ready_timeout;
     Requested<Resources> resources;  // status with "resources": null without a current run
+    // start_first (SPEC §14): the pid of the run being replaced while it is alive.
+    std::optional<int> draining_pid;
     bool operator==(const ServiceStatus&) const = default;
 };
 

@@ -55,6 +55,7 @@ void service_members(S& v, F&& f) {
     f("storm_pauses", v.storm_pauses);
     f("type", v.type);
     f("uptime", v.uptime);
+    f("draining_pid", v.draining_pid);
 }
 
 template <typename S, typename F>

@@ -15,6 +15,9 @@ bool Service::fire(Timer t, Now now) {
 }
 
 void Service::on_time(Now now, Actions& out) {
+    if (m_draining && m_draining->kill && now.mono >= *m_draining->kill) {
+        stop_draining(now, out, SIGKILL);
+    }
     switch (m_phase) {
         case Phase::starting:
             if (fire(Timer::run_timeout, now)) {
@@ -66,6 +69,9 @@ std::optional<TimePoint> Service::next_deadline() const {
             next = *at;
         }
     }
+    if (m_draining && m_draining->kill && (!next || *m_draining->kill < *next)) {
+        next = *m_draining->kill;
+    }
     return next;
 }
 
@@ -78,6 +84,7 @@ void Service::become_ready(Now now, Actions& out) {
     }
     emit(out, event(EventType::ready, now));
     start_liveness(now);
+    on_ready_reached(now, out);
 }
 
 // The first liveness probe runs one interval after the run is ready.

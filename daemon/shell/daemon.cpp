@@ -380,6 +380,7 @@ void Daemon::kill_everything() {
         const core::Service& s = m_supervisor.service(i);
         if (s.has_process()) {
             signal_run(s.pid(), SIGKILL, s.spec().stop.mode == config::StopMode::group);
+            signal_run(s.draining_pid(), SIGKILL, s.spec().stop.mode == config::StopMode::group);
         }
     }
     for (Leftover& left : m_leftovers) {
