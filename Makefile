@@ -11,7 +11,7 @@ DEB_DEPS = cmake ninja-build ccache g++ make pkg-config libuv1-dev libtomlpluspl
 # metrics; dpkg-dev and lintian build and check the .deb; mandoc lints the man pages;
 # zsh and fish run pkitctl's completions). The fuzz corpora replay under g++'s
 # sanitizers; `make fuzz` installs clang itself.
-TEST_DEPS = python3 systemd util-linux procps socat prometheus dpkg-dev lintian mandoc zsh fish
+TEST_DEPS = python3 systemd util-linux procps socat prometheus dpkg-dev lintian mandoc zsh fish gunicorn
 # dpkg-shlibdeps computes the package's Depends; lintian checks it (make test too).
 PACKAGE_DEPS = dpkg-dev
 SUDO    := $(shell [ "$$(id -u)" = 0 ] || echo sudo)

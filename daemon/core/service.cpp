@@ -84,7 +84,7 @@ Event Service::event(EventType type, Now now) const {
     e.run = m_run;
     e.pid = m_pid;
     if (type == EventType::ready && replacing()) {
-        e.reason = "stopping run " + std::to_string(m_draining->run);  // start_first
+        e.reason = "stopping run " + std::to_string(m_draining.back().run);  // start_first
     }
     return e;
 }
@@ -140,7 +140,7 @@ void Service::launch(Now now, Actions& out) {
         return;
     }
     m_run = ++m_last_run;
-    if (m_replacement && m_draining && m_replacement->new_run == 0) {
+    if (m_replacement && replacing() && m_replacement->new_run == 0) {
         m_replacement->new_run = m_run;
     }
     rotate_tails();
@@ -245,9 +245,11 @@ Outcome Service::on_launch_failed(std::uint64_t run, const LaunchFailure& failur
 Outcome Service::on_exit(std::uint64_t run, const ProcessExit& status, Now now, Actions& out,
                          double u01, std::optional<TimePoint> cleanup_by) {
     Outcome outcome;
-    if (m_draining && run == m_draining->run) {
-        end_draining(status, now, out);  // never judged: it was replaced
-        return outcome;
+    for (std::size_t i = 0; i < m_draining.size(); ++i) {
+        if (m_draining[i].run == run) {
+            end_draining(i, status, now, out);  // never judged: it was replaced
+            return outcome;
+        }
     }
     if (run != m_run || m_pid == 0) {
         return outcome;  // a stale exit: that run was already replaced
@@ -265,7 +267,7 @@ Outcome Service::on_exit(std::uint64_t run, const ProcessExit& status, Now now, 
     Event e = event(EventType::exited, now);
     e.exit = exit;
     if (replacing()) {
-        e.reason = "run " + std::to_string(m_draining->run) + " keeps running";
+        e.reason = "run " + std::to_string(m_draining.back().run) + " keeps running";
     }
     emit(out, std::move(e));
 

@@ -217,9 +217,10 @@ public:
     bool desired_up() const { return m_desired_up; }
     // A process of the current run exists (starting, running or stopping), or a
     // draining run is still alive.
-    bool has_process() const { return m_pid != 0 || m_draining.has_value(); }
-    // The run a start_first restart replaces, while it is alive: its pid (0: none).
-    pid_t draining_pid() const { return m_draining ? m_draining->pid : 0; }
+    bool has_process() const { return m_pid != 0 || !m_draining.empty(); }
+    // The run a start_first restart replaces, while it is alive: its pid (0: none); the
+    // latest such run when restarts came faster than the old runs ended.
+    pid_t draining_pid() const { return m_draining.empty() ? 0 : m_draining.back().pid; }
     const std::optional<Replacement>& replacement() const { return m_replacement; }
     pid_t pid() const { return m_pid; }
     std::uint64_t run() const { return m_run; }
@@ -314,10 +315,14 @@ private:
     // current one again. `why` is the failure the replacement records.
     void restore_draining(const std::string& why, Now now, Actions& out);
     // The draining run's main process exited.
-    void end_draining(const ProcessExit& status, Now now, Actions& out);
+    void end_draining(std::size_t i, const ProcessExit& status, Now now, Actions& out);
+    // Sends `signo` to every draining run not yet stopping (SIGKILL: to every one).
     void stop_draining(Now now, Actions& out, int signo);
+    void signal_draining(std::size_t i, Now now, Actions& out, int signo);
     // Whether an ending current run is the failed new run of a replacement.
-    bool replacing() const { return m_draining && !m_draining->stopping && !m_no_restarts; }
+    bool replacing() const {
+        return !m_draining.empty() && !m_draining.back().stopping && !m_no_restarts;
+    }
 
     config::ServiceSpec m_spec;
     std::size_t m_index;
@@ -367,7 +372,9 @@ private:
     std::optional<std::uint64_t> m_tail_run;
     std::optional<std::uint64_t> m_previous_tail_run;
 
-    // start_first: the run being replaced while its successor starts (see the header).
+    // start_first: the runs being replaced (see the header), oldest first. Only the last
+    // can be waiting for its successor to be ready; the ones before it are ending (a
+    // restart came again before they had exited).
     struct DrainingRun {
         std::uint64_t run = 0;
         pid_t pid = 0;
@@ -376,7 +383,7 @@ private:
         bool stopping = false;  // its stop signal was sent
         OptionalTime kill;      // then: SIGKILL at this deadline
     };
-    std::optional<DrainingRun> m_draining;
+    std::vector<DrainingRun> m_draining;
     std::optional<Replacement> m_replacement;
 };
 

@@ -15,8 +15,10 @@ bool Service::fire(Timer t, Now now) {
 }
 
 void Service::on_time(Now now, Actions& out) {
-    if (m_draining && m_draining->kill && now.mono >= *m_draining->kill) {
-        stop_draining(now, out, SIGKILL);
+    for (std::size_t i = 0; i < m_draining.size(); ++i) {
+        if (m_draining[i].kill && now.mono >= *m_draining[i].kill) {
+            signal_draining(i, now, out, SIGKILL);
+        }
     }
     switch (m_phase) {
         case Phase::starting:
@@ -69,8 +71,10 @@ std::optional<TimePoint> Service::next_deadline() const {
             next = *at;
         }
     }
-    if (m_draining && m_draining->kill && (!next || *m_draining->kill < *next)) {
-        next = *m_draining->kill;
+    for (const DrainingRun& d : m_draining) {
+        if (d.kill && (!next || *d.kill < *next)) {
+            next = *d.kill;
+        }
     }
     return next;
 }

@@ -12,7 +12,9 @@ namespace pkit::core {
 bool Service::begin_replacement(Now now, Actions& out, config::ServiceSpec* spec) {
     (void)now;
     (void)out;
-    if (m_phase != Phase::running || !m_ready || m_pid == 0 || m_draining || m_no_restarts) {
+    // Runs still ending from earlier replacements may remain: only one may be waiting
+    // for its successor.
+    if (m_phase != Phase::running || !m_ready || m_pid == 0 || replacing() || m_no_restarts) {
         return false;
     }
     const config::ServiceSpec& next = spec != nullptr ? *spec : m_spec;
@@ -24,7 +26,7 @@ bool Service::begin_replacement(Now now, Actions& out, config::ServiceSpec* spec
         m_spec = std::move(*spec);
         reset_counters();
     }
-    m_draining = DrainingRun{m_run, m_pid, m_started, m_started_wall, false, std::nullopt};
+    m_draining.push_back(DrainingRun{m_run, m_pid, m_started, m_started_wall, false, std::nullopt});
     m_replacement = Replacement{m_run, 0, false, std::nullopt};
     // The current run is the new one from now on, launched by the Supervisor as any
     // waiting service is.
@@ -44,17 +46,20 @@ void Service::on_ready_reached(Now now, Actions& out) {
     if (!replacing()) {
         return;
     }
-    stop_draining(now, out, m_spec.stop.signal);
+    signal_draining(m_draining.size() - 1, now, out, m_spec.stop.signal);
     if (m_replacement && !m_replacement->done) {
         m_replacement->done = true;
     }
 }
 
 void Service::stop_draining(Now now, Actions& out, int signo) {
-    if (!m_draining) {
-        return;
+    for (std::size_t i = 0; i < m_draining.size(); ++i) {
+        signal_draining(i, now, out, signo);
     }
-    DrainingRun& d = *m_draining;
+}
+
+void Service::signal_draining(std::size_t i, Now now, Actions& out, int signo) {
+    DrainingRun& d = m_draining[i];
     const bool group = m_spec.stop.mode == config::StopMode::group;
     if (signo == SIGKILL) {
         d.stopping = true;
@@ -70,9 +75,9 @@ void Service::stop_draining(Now now, Actions& out, int signo) {
     d.kill = now.mono + m_spec.stop.timeout;
 }
 
-void Service::end_draining(const ProcessExit& status, Now now, Actions& out) {
-    const DrainingRun d = *m_draining;
-    m_draining.reset();
+void Service::end_draining(std::size_t i, const ProcessExit& status, Now now, Actions& out) {
+    const DrainingRun d = m_draining[i];
+    m_draining.erase(m_draining.begin() + static_cast<std::ptrdiff_t>(i));
     ExitRecord exit;
     exit.code = status.code;
     exit.signal = status.signal;
@@ -91,8 +96,8 @@ void Service::end_draining(const ProcessExit& status, Now now, Actions& out) {
 }
 
 void Service::restore_draining(const std::string& why, Now now, Actions& out) {
-    const DrainingRun d = *m_draining;
-    m_draining.reset();
+    const DrainingRun d = m_draining.back();
+    m_draining.pop_back();
     m_run = d.run;
     m_pid = d.pid;
     m_started = d.started;

@@ -194,3 +194,40 @@ TEST_CASE("stop_first (the default) and a oneshot stop first as before") {
 
 }  // namespace
 }  // namespace pkit::core
+
+namespace pkit::core {
+namespace {
+
+using namespace test;
+
+TEST_CASE("start_first: a restart while the old run still drains replaces the new run too") {
+    config::ServiceSpec s = spec("web");
+    s.restart.order = config::RestartOrder::start_first;
+    Supervisor sup = supervisor({s});
+    sup.start(at(0));
+    sup.on_spawned(0, 1, 100, at(0));
+    sup.take_actions();
+    sup.restart_service(0, at(1));
+    sup.on_spawned(0, 2, 200, at(1.1));
+    CHECK(take(sup) ==
+          "spawn 0 r2 | started web r2 pid 200 | ready web r2 (stopping run 1) | "
+          "signal 0 r1 pid 100 TERM group +cont");
+    sup.restart_service(0, at(2));  // run 1 has not exited yet
+    sup.on_spawned(0, 3, 300, at(2.1));
+    CHECK(take(sup) ==
+          "spawn 0 r3 | started web r3 pid 300 | ready web r3 (stopping run 2) | "
+          "signal 0 r2 pid 200 TERM group +cont");
+    CHECK(sup.service(0).draining_pid() == 200);
+    CHECK(seconds(sup.next_deadline()) == 6.1);  // run 1's SIGKILL
+    sup.on_time(at(6.1));
+    CHECK(take(sup) == "signal 0 r1 pid 100 KILL group");
+    sup.on_exit(100, killed(SIGKILL), at(6.2));
+    sup.on_exit(200, killed(SIGTERM), at(6.3));
+    take(sup);
+    CHECK(sup.service(0).draining_pid() == 0);
+    CHECK(sup.service(0).pid() == 300);
+    CHECK(sup.service(0).state() == State::running);
+}
+
+}  // namespace
+}  // namespace pkit::core
