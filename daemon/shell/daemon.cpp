@@ -329,7 +329,11 @@ void Daemon::handle_exit(pid_t pid, int wait_status) {
         // Everything the run wrote before it exited is in its pipes now: read it, so
         // that output_matches sees the run's last lines.
         drain_pipes(*service);
-        end_run(*service);
+        if (m_supervisor.service(*service).pid() == pid) {
+            // Not for a run a start_first restart replaced: the probes and the notify
+            // socket are its successor's.
+            end_run(*service);
+        }
         m_run_records.ended(pid);
     }
     if (!m_supervisor.on_exit(pid, decode_wait_status(wait_status), now())) {
