@@ -197,6 +197,24 @@ def run_pkitd(args, root, name, port, listen, start_first):
         daemon.wait(timeout=30)
 
 
+def run_peer(args, root, name, port, argv, stop_signal, restart_argv):
+    """Runs a peer supervisor `argv` (marked, so that kill_marked finds what it left),
+    restarts with `restart_argv` and stops it with `stop_signal`."""
+    env = dict(os.environ, **{MARKER: root})
+    daemon = subprocess.Popen(argv, stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL,
+                              env=env)
+    try:
+        if not wait_port(port):
+            print('%-26s the server did not come up' % name)
+            return
+        measure(name, port, lambda: subprocess.call(restart_argv, stdout=subprocess.DEVNULL,
+                                                    stderr=subprocess.DEVNULL),
+                args.restarts, args.settle)
+    finally:
+        daemon.send_signal(stop_signal)
+        daemon.wait(timeout=30)
+
+
 def run_runit(args, root, port):
     runsvdir = shutil.which('runsvdir')
     sv = shutil.which('sv')
@@ -209,22 +227,9 @@ def run_runit(args, root, port):
     with open(os.path.join(web, 'run'), 'w') as f:
         f.write('#!/bin/sh\nexec %s %s %d\n' % (sys.executable, server_file(root), port))
     os.chmod(os.path.join(web, 'run'), 0o755)
-    env = dict(os.environ, **{MARKER: root})
-    daemon = subprocess.Popen([runsvdir, svdir], stdout=subprocess.DEVNULL,
-                              stderr=subprocess.DEVNULL, env=env)
-    try:
-        if not wait_port(port):
-            print('%-26s the server did not come up' % 'runit')
-            return
-
-        def restart():
-            return subprocess.call([sv, '-w', '10', 'restart', web], stdout=subprocess.DEVNULL,
-                                   stderr=subprocess.DEVNULL)
-
-        measure('runit (sv restart)', port, restart, args.restarts, args.settle)
-    finally:
-        daemon.send_signal(signal.SIGHUP)  # TERM to every runsv, which stop their service
-        daemon.wait(timeout=30)
+    # SIGHUP: runsvdir sends TERM to every runsv, which stop their service.
+    run_peer(args, root, 'runit (sv restart)', port, [runsvdir, svdir], signal.SIGHUP,
+             [sv, '-w', '10', 'restart', web])
 
 
 def run_supervisord(args, root, port):
@@ -243,22 +248,8 @@ def run_supervisord(args, root, port):
                 'stopwaitsecs=5\n' % (sock, os.path.join(root, 'supervisord.log'),
                                       os.path.join(root, 'supervisord.pid'), sock,
                                       sys.executable, server_file(root), port))
-    env = dict(os.environ, **{MARKER: root})
-    daemon = subprocess.Popen([supervisord, '-c', conf], stdout=subprocess.DEVNULL,
-                              stderr=subprocess.DEVNULL, env=env)
-    try:
-        if not wait_port(port):
-            print('%-26s the server did not come up' % 'supervisord')
-            return
-
-        def restart():
-            return subprocess.call([supervisorctl, '-c', conf, 'restart', 'web'],
-                                   stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL)
-
-        measure('supervisord (restart)', port, restart, args.restarts, args.settle)
-    finally:
-        daemon.send_signal(signal.SIGTERM)
-        daemon.wait(timeout=30)
+    run_peer(args, root, 'supervisord (restart)', port, [supervisord, '-c', conf],
+             signal.SIGTERM, [supervisorctl, '-c', conf, 'restart', 'web'])
 
 
 def kill_marked(root):

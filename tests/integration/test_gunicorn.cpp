@@ -2,13 +2,7 @@
 // socket pkitd holds from LISTEN_FDS, and start_first restarts under a steady client
 // lose no request. `make test` installs gunicorn.
 
-#include <arpa/inet.h>
-#include <netinet/in.h>
-#include <sys/socket.h>
 #include <unistd.h>
-
-#include <atomic>
-#include <thread>
 
 #include "tests/integration/harness.hpp"
 
@@ -18,15 +12,9 @@ namespace {
 
 // One HTTP GET of 127.0.0.1:port/; true when the answer is a 200 with body "ok".
 bool get_ok(int port) {
-    int fd = ::socket(AF_INET, SOCK_STREAM | SOCK_CLOEXEC, 0);
-    sockaddr_in addr{};
-    addr.sin_family = AF_INET;
-    addr.sin_port = htons(static_cast<std::uint16_t>(port));
-    addr.sin_addr.s_addr = htonl(INADDR_LOOPBACK);
-    timeval timeout{10, 0};
-    ::setsockopt(fd, SOL_SOCKET, SO_RCVTIMEO, &timeout, sizeof timeout);
+    int fd = connect_loopback(port);
     std::string reply;
-    if (::connect(fd, reinterpret_cast<sockaddr*>(&addr), sizeof addr) == 0) {
+    if (fd >= 0) {
         const std::string request = "GET / HTTP/1.0\r\nHost: 127.0.0.1\r\n\r\n";
         if (::write(fd, request.data(), request.size()) == static_cast<ssize_t>(request.size())) {
             char buf[512];
@@ -67,22 +55,14 @@ TEST_CASE("gunicorn serves from pkitd's socket through start_first restarts with
     wait_status(client, "web", state_is("running"), 30s, "gunicorn is ready");
     REQUIRE(get_ok(port));
 
-    std::atomic<bool> stop{false};
-    std::atomic<int> served{0};
-    std::atomic<int> failed{0};
-    std::thread load([&] {
-        while (!stop) {
-            (get_ok(port) ? served : failed)++;
-        }
-    });
+    SteadyClient load([port] { return get_ok(port); });
     for (int i = 0; i < 3; ++i) {
         json reply = client.request({{"cmd", "restart"}, {"services", {"web"}}});
         CHECK_MESSAGE(reply["ok"] == true, reply.dump());
     }
-    stop = true;
-    load.join();
-    CHECK(failed == 0);
-    CHECK(served > 0);
+    load.stop();
+    CHECK(load.failed() == 0);
+    CHECK(load.served() > 0);
     json st = status(client, "web");
     CHECK(st["run"] == 4);
     CHECK(st["state"] == "running");

@@ -2,7 +2,6 @@
 // sd_listen_fds(3) reads them, kept across restarts and unchanged reloads, rebound when
 // changed, and a clear positioned error when they cannot be bound.
 
-#include <arpa/inet.h>
 #include <netinet/in.h>
 #include <sys/socket.h>
 #include <unistd.h>
@@ -12,22 +11,6 @@
 using namespace pkit::itest;
 
 namespace {
-
-// A connected TCP client of 127.0.0.1:port, or -1.
-int connect_tcp(int port) {
-    int fd = ::socket(AF_INET, SOCK_STREAM | SOCK_CLOEXEC, 0);
-    sockaddr_in addr{};
-    addr.sin_family = AF_INET;
-    addr.sin_port = htons(static_cast<std::uint16_t>(port));
-    addr.sin_addr.s_addr = htonl(INADDR_LOOPBACK);
-    if (::connect(fd, reinterpret_cast<sockaddr*>(&addr), sizeof addr) != 0) {
-        ::close(fd);
-        return -1;
-    }
-    timeval timeout{10, 0};
-    ::setsockopt(fd, SOL_SOCKET, SO_RCVTIMEO, &timeout, sizeof timeout);
-    return fd;
-}
 
 // Sends `line` and reads to EOF.
 std::string exchange(int fd, const std::string& line) {
@@ -96,9 +79,10 @@ TEST_CASE("a run gets its sockets at fds 3, 4, 5 with LISTEN_FDS, LISTEN_PID and
     const int tcp = unused_port();
     const int udp = unused_port();
     dir.service("svc", sh_command(k_report) + "[output]\nforward = \"none\"\n" +
-                           tcp_entry(tcp, "name = \"http\"\n") + "[[listen]]\nudp = \"[::1]:" +
-                           std::to_string(udp) + "\"\n[[listen]]\nunix = " +
-                           toml_str(dir.file("admin.sock")) + "\nmode = \"0600\"\n");
+                           tcp_entry(tcp, "name = \"http\"\n") +
+                           "[[listen]]\nudp = \"[::1]:" + std::to_string(udp) +
+                           "\"\n[[listen]]\nunix = " + toml_str(dir.file("admin.sock")) +
+                           "\nmode = \"0600\"\n");
     Daemon pkitd(dir);
     pkitd.wait_ready();
     Client client = pkitd.client();
@@ -129,9 +113,10 @@ TEST_CASE("a run gets its sockets at fds 3, 4, 5 with LISTEN_FDS, LISTEN_PID and
     SUBCASE("a reload keeps an unchanged entry and rebinds a changed one") {
         const int moved = unused_port();
         dir.service("svc", sh_command(k_report) + "[output]\nforward = \"none\"\n" +
-                               tcp_entry(tcp, "name = \"http\"\n") + "[[listen]]\nudp = \"[::1]:" +
-                               std::to_string(moved) + "\"\n[[listen]]\nunix = " +
-                               toml_str(dir.file("admin.sock")) + "\nmode = \"0640\"\n");
+                               tcp_entry(tcp, "name = \"http\"\n") +
+                               "[[listen]]\nudp = \"[::1]:" + std::to_string(moved) +
+                               "\"\n[[listen]]\nunix = " + toml_str(dir.file("admin.sock")) +
+                               "\nmode = \"0640\"\n");
         json reply = client.request({{"cmd", "reload"}});
         REQUIRE_MESSAGE(reply["ok"] == true, reply.dump());
         auto g = run_facts(client, 2);
@@ -145,7 +130,15 @@ TEST_CASE("a run gets its sockets at fds 3, 4, 5 with LISTEN_FDS, LISTEN_PID and
         dir.service("svc", sh_command("exec sleep 300"));
         json reply = client.request({{"cmd", "reload"}});
         REQUIRE_MESSAGE(reply["ok"] == true, reply.dump());
-        wait_for([&] { return connect_tcp(tcp) < 0; }, 10s, "the port is closed");
+        wait_for(
+            [&] {
+                int fd = connect_loopback(tcp);
+                if (fd >= 0) {
+                    ::close(fd);
+                }
+                return fd < 0;
+            },
+            10s, "the port is closed");
         CHECK(!fs::exists(dir.file("admin.sock")));
     }
     CHECK(pkitd.stop() == 0);
@@ -160,11 +153,11 @@ TEST_CASE("a client that connects while the service is down is served once it is
     pkitd.wait_ready();
     Client client = pkitd.client();
     wait_status(client, "svc", state_is("running"), 10s, "the server runs");
-    CHECK(exchange(connect_tcp(port), "one") == "served one");
+    CHECK(exchange(connect_loopback(port), "one") == "served one");
 
     json reply = client.request({{"cmd", "stop"}, {"services", {"svc"}}});
     REQUIRE_MESSAGE(reply["ok"] == true, reply.dump());
-    int waiting = connect_tcp(port);  // queued in the backlog pkitd holds
+    int waiting = connect_loopback(port);  // queued in the backlog pkitd holds
     REQUIRE(waiting >= 0);
     reply = client.request({{"cmd", "start"}, {"services", {"svc"}}});
     REQUIRE_MESSAGE(reply["ok"] == true, reply.dump());
@@ -190,14 +183,14 @@ TEST_CASE("a socket that cannot be bound is a positioned configuration error") {
         const auto result =
             run_pkitd({"--config", dir.str(), "--socket", dir.file("pkitd.sock")}, 10s);
         CHECK(result.exit_code == 2);
-        CHECK_MESSAGE(result.all().find(file + ":3:1: error: listen[1]: cannot bind tcp 127.0.0.1:" +
-                                        std::to_string(port) + ": the address is in use") !=
-                          std::string::npos,
+        CHECK_MESSAGE(result.all().find(
+                          file + ":3:1: error: listen[1]: cannot bind tcp 127.0.0.1:" +
+                          std::to_string(port) + ": the address is in use") != std::string::npos,
                       result.all());
     }
     SUBCASE("a Unix socket in a missing directory") {
-        dir.service("svc", sh_command("exec sleep 300") + "[[listen]]\nunix = " +
-                               toml_str(dir.file("missing/x.sock")) + "\n");
+        dir.service("svc", sh_command("exec sleep 300") +
+                               "[[listen]]\nunix = " + toml_str(dir.file("missing/x.sock")) + "\n");
         const auto result =
             run_pkitd({"--config", dir.str(), "--socket", dir.file("pkitd.sock")}, 10s);
         CHECK(result.exit_code == 2);
@@ -221,7 +214,7 @@ TEST_CASE("a socket that cannot be bound is a positioned configuration error") {
               std::string::npos);
         json after = status(client, "svc");
         CHECK(after["pid"] == before["pid"]);
-        int still = connect_tcp(other);
+        int still = connect_loopback(other);
         CHECK(still >= 0);
         ::close(still);
         CHECK(pkitd.stop() == 0);

@@ -2,13 +2,7 @@
 // old one, which is stopped only once the new one is ready; a new run that fails
 // leaves the old one serving and the restart fails with restart_failed.
 
-#include <arpa/inet.h>
-#include <netinet/in.h>
-#include <sys/socket.h>
 #include <unistd.h>
-
-#include <atomic>
-#include <thread>
 
 #include "tests/integration/harness.hpp"
 
@@ -53,16 +47,9 @@ std::string server_service(const TempDir& dir, int port, const std::string& extr
 
 // One request to 127.0.0.1:port; true when it was served.
 bool request_once(int port) {
-    int fd = ::socket(AF_INET, SOCK_STREAM | SOCK_CLOEXEC, 0);
-    sockaddr_in addr{};
-    addr.sin_family = AF_INET;
-    addr.sin_port = htons(static_cast<std::uint16_t>(port));
-    addr.sin_addr.s_addr = htonl(INADDR_LOOPBACK);
-    timeval timeout{10, 0};
-    ::setsockopt(fd, SOL_SOCKET, SO_RCVTIMEO, &timeout, sizeof timeout);
+    int fd = connect_loopback(port);
     bool ok = false;
-    if (::connect(fd, reinterpret_cast<sockaddr*>(&addr), sizeof addr) == 0 &&
-        ::write(fd, "x", 1) == 1) {
+    if (fd >= 0 && ::write(fd, "x", 1) == 1) {
         char buf[32];
         ssize_t n = ::read(fd, buf, sizeof buf);
         ok = n > 0 && std::string(buf, static_cast<std::size_t>(n)) == "served x";
@@ -82,22 +69,14 @@ TEST_CASE("start_first with [[listen]]: restarts under a steady client lose no r
     Client client = pkitd.client();
     wait_status(client, "web", state_is("running"), 10s, "the server is ready");
 
-    std::atomic<bool> stop{false};
-    std::atomic<int> served{0};
-    std::atomic<int> failed{0};
-    std::thread load([&] {
-        while (!stop) {
-            (request_once(port) ? served : failed)++;
-        }
-    });
+    SteadyClient load([port] { return request_once(port); });
     for (int i = 0; i < 5; ++i) {
         json reply = client.request({{"cmd", "restart"}, {"services", {"web"}}});
         CHECK_MESSAGE(reply["ok"] == true, reply.dump());
     }
-    stop = true;
-    load.join();
-    CHECK(failed == 0);
-    CHECK(served > 0);
+    load.stop();
+    CHECK(load.failed() == 0);
+    CHECK(load.served() > 0);
     CHECK(status(client, "web")["run"] == 6);
     CHECK(pkitd.log().find("web: run 2 ready, stopping run 1") != std::string::npos);
     CHECK(pkitd.stop() == 0);
