@@ -29,7 +29,8 @@ enum class Command {
     reload,
     shutdown,
     wait,
-    health
+    health,
+    upgrade
 };
 
 enum class ErrorCode {
@@ -41,6 +42,7 @@ enum class ErrorCode {
     forbidden,        // the peer's credentials are not allowed on the socket
     not_reached,      // wait: a service can no longer reach the condition, or `within` ran out
     restart_failed,   // a start_first restart's new run failed; the old run keeps running
+    upgrade_failed,   // upgrade: the binary failed its check, or pkitd cannot hand over now
 };
 
 std::string_view to_string(Command command);

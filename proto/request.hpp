@@ -30,6 +30,7 @@ struct Request {
     // status: only these members (and "name") in each service object; empty: all.
     std::vector<std::string> fields;
     bool rolling = false;  // restart: one service at a time, each ready before the next
+    std::string binary;    // upgrade: the new pkitd; empty: the one running
 
     bool operator==(const Request&) const = default;
 };

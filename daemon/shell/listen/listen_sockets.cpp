@@ -298,6 +298,32 @@ void ListenSockets::commit(Staged staged) {
     staged.m_sockets.clear();
 }
 
+std::vector<std::pair<std::string, int>> ListenSockets::kept() const {
+    std::vector<std::pair<std::string, int>> out;
+    for (const auto& [key, socket] : m_current.m_sockets) {
+        out.emplace_back(key, socket.fd);
+    }
+    return out;
+}
+
+void ListenSockets::adopt(const std::string& key, int fd) {
+    config::ListenSpec spec;
+    const std::size_t space = key.find(' ');
+    const std::string kind = key.substr(0, space);
+    spec.address = space == std::string::npos ? "" : key.substr(space + 1);
+    if (kind == "tcp" || kind == "udp" || kind == "unix") {
+        spec.kind = kind == "tcp"   ? config::ListenKind::tcp
+                    : kind == "udp" ? config::ListenKind::udp
+                                    : config::ListenKind::unix_;
+    }
+    if (key_of(spec) != key || m_current.m_sockets.contains(key)) {
+        close(fd);
+        return;
+    }
+    // Its attributes are the next stage()'s to apply: its entry is not known yet.
+    m_current.m_sockets.emplace(key, Staged::Socket{fd, false, spec, "", file_of(spec)});
+}
+
 std::vector<ListenFd> ListenSockets::fds_of(const config::ServiceSpec& spec) const {
     std::vector<ListenFd> fds;
     for (const config::ListenSpec& entry : *spec.listen) {

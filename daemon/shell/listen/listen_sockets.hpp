@@ -71,6 +71,14 @@ public:
     // an entry not bound (none should be) is left out.
     std::vector<ListenFd> fds_of(const config::ServiceSpec& spec) const;
 
+    // An upgrade in place (SPEC §16) hands the open sockets to the next pkitd: each
+    // with its key (kind and address), for adopt() there. The next stage() keeps them
+    // as it keeps any socket whose entry is unchanged.
+    std::vector<std::pair<std::string, int>> kept() const;
+    // Takes over a socket kept() listed (its fd close-on-exec again); a key that names
+    // no socket kind closes it.
+    void adopt(const std::string& key, int fd);
+
 private:
     Staged m_current;
 };
