@@ -1,10 +1,10 @@
 // [[listen]] of a service file (SPEC §14): the form of each entry. Whether its socket
 // can be bound is found when pkitd binds it (daemon/shell/listen/).
 
-#include <arpa/inet.h>
-
+#include <cctype>
 #include <charconv>
 #include <limits>
+#include <string_view>
 
 #include "config/load_steps.hpp"
 #include "config/probe_targets.hpp"
@@ -13,6 +13,46 @@ namespace pkit::config::detail {
 namespace {
 
 constexpr std::int64_t k_max_backlog = std::numeric_limits<int>::max();
+
+// Four decimal parts of 0-255.
+bool numeric_ipv4(const std::string& host) {
+    int parts = 0;
+    std::size_t at = 0;
+    while (at <= host.size()) {
+        std::size_t dot = host.find('.', at);
+        std::string_view part = std::string_view(host).substr(
+            at, dot == std::string::npos ? std::string::npos : dot - at);
+        unsigned value = 256;
+        auto [end, ec] = std::from_chars(part.data(), part.data() + part.size(), value);
+        if (part.empty() || part.size() > 3 || ec != std::errc{} ||
+            end != part.data() + part.size() || value > 255) {
+            return false;
+        }
+        ++parts;
+        if (dot == std::string::npos) {
+            break;
+        }
+        at = dot + 1;
+    }
+    return parts == 4;
+}
+
+// The form of an IPv6 address (hex groups, colons, at most one "::", an IPv4 tail);
+// what inet_pton(3) would still refuse is refused when pkitd binds, at the same entry.
+bool numeric_ipv6(const std::string& host) {
+    if (host.find(':') == std::string::npos || host.size() > 45) {
+        return false;
+    }
+    if (host.find("::") != host.rfind("::") || host.find(":::") != std::string::npos) {
+        return false;
+    }
+    for (char c : host) {
+        if (!std::isxdigit(static_cast<unsigned char>(c)) && c != ':' && c != '.') {
+            return false;
+        }
+    }
+    return true;
+}
 
 // "HOST:PORT" with a numeric host ("[v6]" for IPv6): pkitd binds at load time and
 // never waits for a name server there.
@@ -27,9 +67,8 @@ bool parse_inet(const Diags& d, const toml::node& node, std::string_view what,
     if (host.size() >= 2 && host.front() == '[') {
         host = host.substr(1, host.size() - 2);
     }
-    unsigned char scratch[16];
-    bool v6 = inet_pton(AF_INET6, host.c_str(), scratch) == 1;
-    if (!v6 && inet_pton(AF_INET, host.c_str(), scratch) != 1) {
+    bool v6 = numeric_ipv6(host);
+    if (!v6 && !numeric_ipv4(host)) {
         d.error(pos_of(node), cat(what, ": ", quote(host),
                                   " is not a numeric address (\"0.0.0.0:80\", \"[::]:80\"); "
                                   "names are not resolved here"));
@@ -68,7 +107,8 @@ std::optional<unsigned> read_mode(const Diags& d, const toml::node& node, std::s
 
 void parse_entry(const Diags& d, const toml::table& table, std::size_t index,
                  std::vector<ListenSpec>& out) {
-    std::string path = cat("listen[", std::to_string(index + 1), "]");
+    (void)index;
+    const std::string path = "listen";
     const Pos at = pos_of(table);
     TableReader entry(d, table, path,
                       {"tcp", "udp", "unix", "name", "backlog", "mode", "owner", "group"}, at);
@@ -162,6 +202,10 @@ void parse_listen(const TableReader& top, std::vector<ListenSpec>& out) {
         top.diags().error(pos_of(*node), cat("listen: expected an array of tables ([[listen]]), "
                                              "got ",
                                              type_name(*node)));
+        if (const toml::table* table = node->as_table()) {
+            std::vector<ListenSpec> ignored;
+            parse_entry(top.diags(), *table, 0, ignored);  // its keys are still checked
+        }
         return;
     }
     for (std::size_t i = 0; i < array->size(); ++i) {

@@ -34,6 +34,7 @@ void resources_members(S& v, F&& f) {
 
 template <typename S, typename F>
 void service_members(S& v, F&& f) {
+    f("draining_pid", v.draining_pid);
     f("group", v.group);
     f("health", v.health);
     f("last_exit", v.last_exit);
@@ -55,7 +56,6 @@ void service_members(S& v, F&& f) {
     f("storm_pauses", v.storm_pauses);
     f("type", v.type);
     f("uptime", v.uptime);
-    f("draining_pid", v.draining_pid);
 }
 
 template <typename S, typename F>

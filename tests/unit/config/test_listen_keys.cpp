@@ -56,33 +56,34 @@ TEST_CASE("[restart] order") {
 TEST_CASE("bad [[listen]] entries and orders") {
     for (const BadCase& c : std::initializer_list<BadCase>{
              {"[[listen]]\nunix = \"/run/x.sock\"\nmode = \"0999\"",
-              "4:8: error: listen[1].mode: expected an octal mode string like \"0660\", got "
+              "4:8: error: listen.mode: expected an octal mode string like \"0660\", got "
               "\"0999\""},
              {"[[listen]]\nunix = \"/run/x.sock\"\nmode = 660",
-              "4:8: error: listen[1].mode: expected an octal mode string like \"0660\", got an "
+              "4:8: error: listen.mode: expected an octal mode string like \"0660\", got an "
               "integer"},
-             {"[[listen]]\nname = \"x\"", "2:1: error: listen[1]: missing \"tcp\", \"udp\" or "
-                                          "\"unix\""},
+             {"[[listen]]\nname = \"x\"",
+              "2:1: error: listen: missing \"tcp\", \"udp\" or "
+              "\"unix\""},
              {"[[listen]]\ntcp = \"127.0.0.1:80\"\nudp = \"127.0.0.1:80\"",
-              "4:1: error: listen[1].udp: an entry is one socket: give one of \"tcp\", \"udp\" "
+              "4:1: error: listen.udp: an entry is one socket: give one of \"tcp\", \"udp\" "
               "or \"unix\""},
              {"[[listen]]\ntcp = \"localhost:80\"",
-              "3:7: error: listen[1].tcp: \"localhost\" is not a numeric address (\"0.0.0.0:80\", "
+              "3:7: error: listen.tcp: \"localhost\" is not a numeric address (\"0.0.0.0:80\", "
               "\"[::]:80\"); names are not resolved here"},
              {"[[listen]]\ntcp = \"127.0.0.1:0\"",
-              "3:7: error: listen[1].tcp: port \"0\" is not a number from 1 to 65535"},
+              "3:7: error: listen.tcp: port \"0\" is not a number from 1 to 65535"},
              {"[[listen]]\nunix = \"run/x.sock\"",
-              "3:8: error: listen[1].unix: \"run/x.sock\" is not an absolute path"},
+              "3:8: error: listen.unix: \"run/x.sock\" is not an absolute path"},
              {"[[listen]]\ntcp = \"127.0.0.1:80\"\nmode = \"0600\"",
-              "4:1: error: listen[1].mode: only a \"unix\" socket has a mode"},
+              "4:1: error: listen.mode: only a \"unix\" socket has a mode"},
              {"[[listen]]\ntcp = \"127.0.0.1:80\"\nname = \"a:b\"",
-              "4:8: error: listen[1].name: a name has at most 255 characters and no \":\""},
+              "4:8: error: listen.name: a name has at most 255 characters and no \":\""},
              {"[[listen]]\ntcp = \"127.0.0.1:80\"\nbacklog = 0",
-              "4:11: error: listen[1].backlog: must be at least 1, got 0"},
+              "4:11: error: listen.backlog: must be at least 1, got 0"},
              {"[[listen]]\ntcp = \"127.0.0.1:80\"\n[[listen]]\ntcp = \"127.0.0.1:80\"",
               "4:1: error: listen: \"127.0.0.1:80\" is already declared by an earlier entry"},
              {"[[listen]]\ntcp = \"127.0.0.1:80\"\nport = 80",
-              "4:1: error: unknown key \"port\" in [listen[1]]"},
+              "4:1: error: unknown key \"port\" in [listen]"},
              {"listen = \"127.0.0.1:80\"",
               "2:10: error: listen: expected an array of tables ([[listen]]), got a string"},
              {"type = \"oneshot\"\n[restart]\norder = \"start_first\"",
