@@ -18,6 +18,7 @@
 
 #include "config/out_of_line.hpp"
 #include "config/pattern.hpp"
+#include "config/schedule.hpp"
 
 namespace pkit::config {
 
@@ -233,6 +234,7 @@ struct ServiceSpec {
     StopSpec stop;
     OutputSpec output;
     OutOfLine<std::vector<ListenSpec>> listen;  // [[listen]], in file order
+    OutOfLine<Schedule> schedule;  // SPEC §12: oneshot jobs only
 
     bool operator==(const ServiceSpec&) const = default;
 };
@@ -260,6 +262,10 @@ struct HttpSpec {
     bool operator==(const HttpSpec&) const = default;
 };
 
+// pkitd.toml `exit_when` (SPEC §12): run until told to stop, or end as a job container
+// once nothing can change without an operator.
+enum class ExitWhen { never, all_done };
+
 // pkitd.toml.
 struct DaemonSpec {
     std::optional<std::string> socket;
@@ -270,6 +276,7 @@ struct DaemonSpec {
     RootSpec root;
     std::vector<GroupSpec> groups;  // in name order
     HttpSpec http;
+    ExitWhen exit_when = ExitWhen::never;
     bool operator==(const DaemonSpec&) const = default;
 };
 

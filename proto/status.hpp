@@ -40,6 +40,16 @@ struct Resources {
     bool operator==(const Resources&) const = default;
 };
 
+// A scheduled job's side of its status (SPEC §12).
+struct ScheduleInfo {
+    std::string expression;
+    std::optional<double> next;              // unix seconds of the next tick; null when disarmed
+    std::optional<double> last_started;      // unix seconds the latest episode started
+    std::optional<std::string> last_result;  // "done" or "failed"; null before the first end
+    std::int64_t missed = 0;                 // ticks that came while an episode ran
+    bool operator==(const ScheduleInfo&) const = default;
+};
+
 // A field written only when the request asked for it: absent otherwise (not null),
 // and null when asked for but there is nothing to report.
 template <typename T>
@@ -78,6 +88,7 @@ struct ServiceStatus {
     Requested<Resources> resources;  // status with "resources": null without a current run
     // start_first (SPEC §14): the pid of the run being replaced while it is alive.
     std::optional<int> draining_pid;
+    std::optional<ScheduleInfo> schedule;  // null without `schedule`
     bool operator==(const ServiceStatus&) const = default;
 };
 
@@ -138,6 +149,8 @@ void to_json(json& out, const ExitInfo& value);
 void from_json(const json& in, ExitInfo& value);
 void to_json(json& out, const HealthInfo& value);
 void from_json(const json& in, HealthInfo& value);
+void to_json(json& out, const ScheduleInfo& value);
+void from_json(const json& in, ScheduleInfo& value);
 void to_json(json& out, const ServiceStatus& value);
 void from_json(const json& in, ServiceStatus& value);
 void to_json(json& out, const DaemonStatus& value);

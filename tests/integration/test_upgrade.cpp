@@ -279,3 +279,34 @@ TEST_CASE("as PID 1 of a namespace pkitd upgrades in place and stays PID 1") {
     pkitd.signal(SIGTERM);
     CHECK(pkitd.wait_exit(15s) == 0);
 }
+
+TEST_CASE("an upgrade keeps a scheduled job's count of missed ticks and its grid of ticks") {
+    TempDir dir;
+    // Each episode lasts 1.5 s: every other tick comes during one and is missed.
+    dir.service("tick", "type = \"oneshot\"\nschedule = \"every 1s\"\n" + sh_command("sleep 1.5"));
+    Daemon pkitd(dir);
+    pkitd.wait_ready();
+    Client client = pkitd.client();
+    json before = wait_status(
+        client, "tick",
+        [](const json& s) {
+            return s["schedule"].is_object() && s["schedule"].value("missed", 0) >= 2 &&
+                   s["schedule"]["next"].is_number();
+        },
+        20s, "two ticks missed")["schedule"];
+
+    CommandResult done = upgrade(pkitd);
+    REQUIRE_MESSAGE(done.exit_code == 0, done.all() << pkitd.log());
+    Client after = pkitd.client();
+    json carried = status(after, "tick")["schedule"];
+    CHECK(carried.value("missed", 0) >= before.value("missed", 0));
+    REQUIRE(carried["next"].is_number());
+    // "every" ticks stay on the grid of pkitd's first start, not the upgrade's.
+    const double steps = carried["next"].get<double>() - before["next"].get<double>();
+    CHECK(std::abs(steps - std::round(steps)) < 0.05);
+    wait_status(
+        after, "tick",
+        [&](const json& s) { return s["schedule"].value("missed", 0) > carried.value("missed", 0); },
+        10s, "ticks are still counted after the upgrade");
+    CHECK(pkitd.stop() == 0);
+}
