@@ -13,7 +13,7 @@ DEB_DEPS = cmake ninja-build ccache g++ make pkg-config libuv1-dev libtomlpluspl
 # shellcheck checks the bash completion; python3-yaml reads the Kubernetes manifests). The fuzz corpora replay under g++'s
 # sanitizers; `make fuzz` installs clang itself.
 TEST_DEPS = python3 systemd util-linux procps socat prometheus dpkg-dev lintian mandoc zsh fish \
-            tmux shellcheck python3-yaml
+            tmux shellcheck python3-yaml gunicorn
 # dpkg-shlibdeps computes the package's Depends; lintian checks it (make test too).
 PACKAGE_DEPS = dpkg-dev
 SUDO    := $(shell [ "$$(id -u)" = 0 ] || echo sudo)

@@ -65,6 +65,8 @@ void parse_stop(const TableReader& top, StopSpec& out);
 void parse_output(const TableReader& top, OutputSpec& out);
 void parse_predicates(const TableReader& top, Predicate& stop_when, Predicate& give_up_when);
 void parse_probes(const TableReader& top, ProbeSpec& health, ReadySpec& ready);
+// [[listen]] (listen_keys.cpp): each entry's form; binding is the shell's.
+void parse_listen(const TableReader& top, std::vector<ListenSpec>& out);
 
 // `user`/`group` (principal.cpp): a name or an id, refused when pkitd is not root
 // and it names anyone else.

@@ -35,6 +35,28 @@ std::string_view to_string(ServiceType type) {
     return "?";
 }
 
+std::string_view to_string(RestartOrder order) {
+    switch (order) {
+        case RestartOrder::stop_first:
+            return "stop_first";
+        case RestartOrder::start_first:
+            return "start_first";
+    }
+    return "stop_first";
+}
+
+std::string_view to_string(ListenKind kind) {
+    switch (kind) {
+        case ListenKind::tcp:
+            return "tcp";
+        case ListenKind::udp:
+            return "udp";
+        case ListenKind::unix_:
+            return "unix";
+    }
+    return "tcp";
+}
+
 std::string_view to_string(RestartPolicy policy) {
     switch (policy) {
         case RestartPolicy::on_crash:

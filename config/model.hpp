@@ -44,6 +44,11 @@ enum class LaunchError {
     undefined_variable,  // a ${VAR} with no value and no default (SPEC §13)
 };
 
+// SPEC §14 `[restart] order`: how an operator restart, a reload or a rolling restart
+// replaces a run: stop it, then start the new one; or start the new one and stop the
+// old once the new one is ready.
+enum class RestartOrder { stop_first, start_first };
+
 struct RestartSpec {
     RestartPolicy policy = RestartPolicy::on_crash;
     int max_restarts = -1;  // -1 unlimited
@@ -53,6 +58,7 @@ struct RestartSpec {
     Duration max_backoff = 30s;
     bool jitter = true;
     Duration reset_after = 60s;
+    RestartOrder order = RestartOrder::stop_first;
     bool operator==(const RestartSpec&) const = default;
 };
 
@@ -176,6 +182,34 @@ struct ProcessSpec {
     bool operator==(const ProcessSpec&) const = default;
 };
 
+enum class ListenKind { tcp, udp, unix_ };
+
+// One [[listen]] entry (SPEC §14): a socket pkitd binds when it loads the service and
+// hands to each run as fd 3 + its index. The loader checks the form; binding (and its
+// errors: in use, no permission, a missing directory) is the shell's.
+struct ListenSpec {
+    ListenKind kind = ListenKind::tcp;
+    std::string address;  // as written: "127.0.0.1:8080", "[::]:80", or the Unix path
+    std::string host;     // tcp, udp: a numeric IPv4 or IPv6 address, without brackets
+    std::uint16_t port = 0;
+    std::string name;  // its LISTEN_FDNAMES entry; empty: the service's name (without @I)
+    int backlog = 4096;
+    unsigned mode = 0660;  // unix: the socket file's permissions
+    Principal owner;       // unix: its owner and group (unset: pkitd's)
+    Principal group;
+    // Where the entry is written (its `[[` or inline table), for binding errors. Not
+    // part of the value: moving an entry in its file changes nothing.
+    int line = 1;
+    int column = 1;
+    // The socket itself (kind and address): an entry that keeps it keeps its socket
+    // across a reload, whatever else changes.
+    bool same_socket(const ListenSpec& o) const { return kind == o.kind && address == o.address; }
+    bool operator==(const ListenSpec& o) const {
+        return same_socket(o) && host == o.host && port == o.port && name == o.name &&
+               backlog == o.backlog && mode == o.mode && owner == o.owner && group == o.group;
+    }
+};
+
 // pkitd holds one per service for its whole life, so the sections most services leave
 // out are OutOfLine (out_of_line.hpp): one null pointer each until a file sets them.
 struct ServiceSpec {
@@ -200,6 +234,7 @@ struct ServiceSpec {
     OutOfLine<ReadySpec> ready;
     StopSpec stop;
     OutputSpec output;
+    OutOfLine<std::vector<ListenSpec>> listen;  // [[listen]], in file order
     OutOfLine<Schedule> schedule;  // SPEC §12: oneshot jobs only
 
     // SPEC §13: I for the instance NAME@I of a file with `instances` > 1; 0 for a
@@ -268,6 +303,8 @@ struct Tree {
 
 // Names for display and the wire protocol.
 std::string_view to_string(RestartPolicy);
+std::string_view to_string(RestartOrder);
+std::string_view to_string(ListenKind);
 std::string_view to_string(ServiceType);
 std::string_view to_string(LaunchError);
 std::string_view to_string(ProbeKind);

@@ -12,6 +12,8 @@ namespace {
 constexpr std::array<std::string_view, 3> k_policy_names{"on_crash", "always", "never"};
 constexpr std::array<RestartPolicy, 3> k_policies{RestartPolicy::on_crash, RestartPolicy::always,
                                                   RestartPolicy::never};
+constexpr std::array<std::string_view, 2> k_order_names{"stop_first", "start_first"};
+constexpr std::array<RestartOrder, 2> k_orders{RestartOrder::stop_first, RestartOrder::start_first};
 constexpr std::array<std::string_view, 2> k_mode_names{"group", "process"};
 constexpr std::array<StopMode, 2> k_modes{StopMode::group, StopMode::process};
 constexpr std::array<std::string_view, 3> k_forward_names{"prefix", "raw", "none"};
@@ -22,8 +24,9 @@ constexpr std::int64_t k_int_max = std::numeric_limits<int>::max();
 }  // namespace
 
 void parse_restart(const TableReader& top, RestartSpec& out) {
-    auto r = top.subtable("restart", {"policy", "max_restarts", "within", "backoff_initial",
-                                      "backoff_factor", "max_backoff", "jitter", "reset_after"});
+    auto r = top.subtable("restart",
+                          {"policy", "max_restarts", "within", "backoff_initial", "backoff_factor",
+                           "max_backoff", "jitter", "reset_after", "order"});
     if (!r) {
         return;
     }
@@ -38,6 +41,7 @@ void parse_restart(const TableReader& top, RestartSpec& out) {
     bool has_max = r->read("max_backoff", out.max_backoff, as_duration);
     r->read("jitter", out.jitter, as_bool);
     r->read("reset_after", out.reset_after, as_duration);
+    r->read("order", out.order, as_enum(k_order_names, k_orders));
     if ((has_initial || has_max) && out.max_backoff < out.backoff_initial) {
         // At whichever of the two was written; max_backoff when both were.
         std::string_view at = has_max ? "max_backoff" : "backoff_initial";

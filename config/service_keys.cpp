@@ -141,6 +141,13 @@ void check_oneshot(const TableReader& top, const ServiceSpec& spec) {
                           "every clean run, so it would never be done; use \"on_crash\" (retry "
                           "until it succeeds) or \"never\"");
     }
+    if (spec.restart.order == RestartOrder::start_first) {
+        const toml::node* order = restart->as_table()->get("order");
+        top.diags().error(pos_of(*order),
+                          "restart.order: \"start_first\" overlaps an old run with a new one "
+                          "until the new one is ready, and a \"oneshot\" job is never ready "
+                          "while it runs; use \"stop_first\"");
+    }
 }
 
 // `schedule` (SPEC §12): a oneshot job only, since a tick starts an episode that ends
@@ -225,7 +232,7 @@ ServiceDraft parse_service(const Diags& d, const toml::table& root, const LoadOp
          "rlimits",   "user",     "group",   "after",     "success_codes", "timeout",
          "autostart", "escalate", "restart", "storm",     "stop_when",     "give_up_when",
          "health",    "ready",    "stop",    "output",    "type",          "affects_readiness",
-         "instances", "schedule"},
+         "instances", "listen",    "schedule"},
         Pos{});
     if (top.get("command") == nullptr) {
         d.error(top.header_pos(), "missing required key \"command\"");
@@ -272,6 +279,9 @@ ServiceDraft parse_service(const Diags& d, const toml::table& root, const LoadOp
     spec.ready.set(std::move(ready));
     parse_stop(top, spec.stop);
     parse_output(top, spec.output);
+    std::vector<ListenSpec> listen;
+    parse_listen(top, listen);
+    spec.listen.set(std::move(listen));
     if (spec.type == ServiceType::oneshot) {
         check_oneshot(top, spec);
     }

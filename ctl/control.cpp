@@ -1,7 +1,8 @@
 // pkitctl start|stop|restart NAME... | --all: operator commands, then the resulting
 // status rows. pkitd replies to stop and restart once the runs have ended (or
 // restarted), so the rows show the outcome, not the request; --no-block asks for the
-// reply as soon as pkitd has accepted the request.
+// reply as soon as pkitd has accepted the request. restart --rolling restarts the
+// services one at a time (SPEC §14); its reply comes once the last one is ready.
 //
 // How long to wait for that reply (unless --timeout is given): as long as pkitd may
 // take. A `status` of the named services first tells their stop.timeout and [ready]
@@ -24,19 +25,24 @@ struct ControlOptions {
     std::vector<std::string> names;
     bool all = false;
     bool no_block = false;
+    bool rolling = false;  // restart: one at a time (SPEC §14)
 };
 
-// The seconds pkitd may work on `command` for these services before it replies.
-double work_seconds(proto::Command command, const std::vector<proto::ServiceStatus>& rows) {
+// The seconds pkitd may work on `command` for these services before it replies: the
+// longest of them, or their sum for a rolling restart, which takes them in turn.
+double work_seconds(proto::Command command, const std::vector<proto::ServiceStatus>& rows,
+                    bool rolling) {
     double longest = 0;
+    double total = 0;
     for (const auto& row : rows) {
         double work = row.stop_timeout;
         if (command == proto::Command::restart) {
             work = 2 * row.stop_timeout + row.ready_timeout.value_or(0.0);
         }
         longest = std::max(longest, work);
+        total += work;
     }
-    return longest;
+    return rolling ? total : longest;
 }
 
 std::chrono::milliseconds reply_timeout(const GlobalOptions& global,
@@ -51,7 +57,7 @@ std::chrono::milliseconds reply_timeout(const GlobalOptions& global,
         status.services = options.names;
     }
     auto rows = services_of(call(global, status));
-    return timeout_for_work(global, work_seconds(options.command, rows));
+    return timeout_for_work(global, work_seconds(options.command, rows, options.rolling));
 }
 
 int run_control(const GlobalOptions& global, const ControlOptions& options) {
@@ -64,6 +70,7 @@ int run_control(const GlobalOptions& global, const ControlOptions& options) {
     }
     proto::Request request{.cmd = options.command, .services = options.names, .all = options.all};
     request.no_block = options.no_block;
+    request.rolling = options.rolling;
     auto result = call(global, request, reply_timeout(global, options));
     return print_services(global, result);
 }
@@ -83,6 +90,13 @@ CommandSpec add_one(const GlobalOptions& global, proto::Command command,
             {.names = "--no-block",
              .help = "return once pkitd accepted the request, before the runs have ended",
              .target = &options->no_block});
+    }
+    if (command == proto::Command::restart) {
+        spec.options.push_back(
+            {.names = "--rolling",
+             .help = "one service (or instance) at a time, each ready before the next; a "
+                     "failure stops the roll",
+             .target = &options->rolling});
     }
     return spec;
 }

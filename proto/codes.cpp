@@ -32,6 +32,7 @@ constexpr std::array k_error_codes{
     std::pair{ErrorCode::invalid_config, std::string_view{"invalid_config"}},
     std::pair{ErrorCode::forbidden, std::string_view{"forbidden"}},
     std::pair{ErrorCode::not_reached, std::string_view{"not_reached"}},
+    std::pair{ErrorCode::restart_failed, std::string_view{"restart_failed"}},
     std::pair{ErrorCode::upgrade_failed, std::string_view{"upgrade_failed"}},
 };
 

@@ -42,6 +42,7 @@ enum class ErrorCode {
     invalid_config,   // reload found an invalid configuration
     forbidden,        // the peer's credentials are not allowed on the socket
     not_reached,      // wait: a service can no longer reach the condition, or `within` ran out
+    restart_failed,   // a start_first restart's new run failed; the old run keeps running
     upgrade_failed,   // upgrade: the binary failed its check, or pkitd cannot hand over now
 };
 

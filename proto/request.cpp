@@ -240,6 +240,7 @@ Result parse_object(json& object) {
           read_bool(object, "follow", request.follow), read_string(object, "for", request.wait_for),
           read_within(object, request.within), read_bool(object, "no_block", request.no_block),
           read_bool(object, "resources", request.resources),
+          read_bool(object, "rolling", request.rolling),
           read_fields(object, request, request.fields), read_instances(object, request.instances),
           read_string(object, "binary", request.binary), check_arguments(request)}) {
         if (problem) {
@@ -298,6 +299,9 @@ void to_json(json& out, const Request& request) {
             }
             if (request.no_block && request.cmd != Command::signal) {
                 out["no_block"] = true;
+            }
+            if (request.rolling && request.cmd == Command::restart) {
+                out["rolling"] = true;
             }
             break;
         case Command::wait:

@@ -29,8 +29,9 @@ struct Request {
     bool resources = false;             // status: each run's processes, CPU and memory
     // status: only these members (and "name") in each service object; empty: all.
     std::vector<std::string> fields;
-    int instances = 0;   // scale: the new number of instances, 1..k_max_scale
-    std::string binary;  // upgrade: the new pkitd; empty: the one running
+    int instances = 0;     // scale: the new number of instances, 1..k_max_scale
+    bool rolling = false;  // restart: one service at a time, each ready before the next
+    std::string binary;    // upgrade: the new pkitd; empty: the one running
 
     bool operator==(const Request&) const = default;
 };

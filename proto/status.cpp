@@ -256,6 +256,7 @@ void from_json(const json& in, ServiceStatus& value) {
     field_from_json(in, "type", value.type);
     field_from_json(in, "stop_timeout", value.stop_timeout);
     optional_from_json(in, "ready_timeout", value.ready_timeout);
+    optional_from_json(in, "draining_pid", value.draining_pid);
     optional_from_json(in, "schedule", value.schedule);
     if (in.contains("resources")) {
         value.resources.asked = true;

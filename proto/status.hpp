@@ -85,7 +85,9 @@ struct ServiceStatus {
     // pkitctl sizes its wait for a stop or restart reply from them.
     double stop_timeout = 5.0;
     std::optional<double> ready_timeout;
-    Requested<Resources> resources;        // status with "resources": null without a current run
+    Requested<Resources> resources;  // status with "resources": null without a current run
+    // start_first (SPEC §14): the pid of the run being replaced while it is alive.
+    std::optional<int> draining_pid;
     std::optional<ScheduleInfo> schedule;  // null without `schedule`
     bool operator==(const ServiceStatus&) const = default;
 };

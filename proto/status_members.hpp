@@ -43,6 +43,7 @@ void schedule_members(S& v, F&& f) {
 
 template <typename S, typename F>
 void service_members(S& v, F&& f) {
+    f("draining_pid", v.draining_pid);
     f("group", v.group);
     f("health", v.health);
     f("last_exit", v.last_exit);

@@ -21,6 +21,7 @@
 // A reader that meets a missing or mistyped field records the error, leaves the field
 // as it was and carries on; the shell checks it once at the end.
 
+#include <algorithm>
 #include <optional>
 #include <string>
 #include <vector>
@@ -133,6 +134,11 @@ void Service::persist(Archive& a) {
     std::uint64_t run = m_run;
     a.value("run", run);
     m_run = run;
+    // The highest run number given out (start_first can make an older run current);
+    // a state written without it has none above `run`.
+    std::uint64_t last_run = m_last_run;
+    a.value("last_run", last_run);
+    m_last_run = std::max(last_run, m_run);
     int pid = m_pid;
     a.value("pid", pid);
     m_pid = pid;

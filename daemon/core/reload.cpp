@@ -92,6 +92,10 @@ ReloadOutcome Supervisor::reload(config::Tree tree, Now now) {
             continue;
         }
         bool start = spec.autostart;
+        if (start && !group_changed && touch(*existing).begin_replacement(now, m_actions, &spec)) {
+            superseded[*existing] = true;  // replaced now: an older pending reload is moot
+            continue;
+        }
         superseded[*existing] = true;
         m_reloads.push_back(PendingReload{*existing, std::move(spec), start});
         touch(*existing).stop(now, m_actions, AfterStop::stay_stopped, std::nullopt);

@@ -17,6 +17,25 @@ bool is_clean(const config::ServiceSpec& spec, const ExitRecord& exit) {
     return spec.success_codes.contains(*exit.code);
 }
 
+// How a new run ended, for a failed replacement's error ("exited with code 1").
+std::string ended_words(const ExitRecord& exit) {
+    switch (exit.killed_by) {
+        case KilledBy::ready_timeout:
+            return "was not ready within its [ready] timeout";
+        case KilledBy::timeout:
+            return "timed out";
+        case KilledBy::liveness:
+            return "failed its liveness check";
+        case KilledBy::operator_:
+        case KilledBy::none:
+            break;
+    }
+    if (exit.signal) {
+        return "was killed by signal " + std::to_string(*exit.signal);
+    }
+    return "exited with code " + std::to_string(exit.code.value_or(-1));
+}
+
 }  // namespace
 
 Service::Service(config::ServiceSpec spec, std::size_t index, std::optional<std::string> group)
@@ -68,6 +87,9 @@ Event Service::event(EventType type, Now now) const {
     e.at = now.wall;
     e.run = m_run;
     e.pid = m_pid;
+    if (type == EventType::ready && replacing()) {
+        e.reason = "stopping run " + std::to_string(m_draining.back().run);  // start_first
+    }
     return e;
 }
 
@@ -121,7 +143,10 @@ void Service::launch(Now now, Actions& out) {
     if (m_phase != Phase::waiting && m_phase != Phase::restart_due) {
         return;
     }
-    ++m_run;
+    m_run = ++m_last_run;
+    if (m_replacement && replacing() && m_replacement->new_run == 0) {
+        m_replacement->new_run = m_run;
+    }
     rotate_tails();
     m_phase = Phase::starting;
     m_ready = false;
@@ -178,6 +203,10 @@ void Service::on_spawned(std::uint64_t run, pid_t pid, Now now, Actions& out) {
         m_ready = true;
         m_phase = Phase::running;
         start_liveness(now);
+        if (replacing()) {
+            emit(out, event(EventType::ready, now));  // says which run it stops
+            on_ready_reached(now, out);
+        }
         return;
     }
     timer(Timer::ready_timeout) = now.mono + m_spec.ready->timeout;
@@ -198,6 +227,12 @@ Outcome Service::on_launch_failed(std::uint64_t run, const LaunchFailure& failur
     e.pid = 0;
     e.launch_error = failure;
     emit(out, std::move(e));
+    if (replacing()) {
+        m_pid = 0;
+        restore_draining("run " + std::to_string(run) + " failed to launch: " + failure.message,
+                         now, out);
+        return outcome;
+    }
     if (m_phase == Phase::cancelled) {
         // Stopped before it was known to have failed: no crash, no gates.
         m_cancel_deadline.reset();
@@ -214,6 +249,12 @@ Outcome Service::on_launch_failed(std::uint64_t run, const LaunchFailure& failur
 Outcome Service::on_exit(std::uint64_t run, const ProcessExit& status, Now now, Actions& out,
                          double u01, std::optional<TimePoint> cleanup_by) {
     Outcome outcome;
+    for (std::size_t i = 0; i < m_draining.size(); ++i) {
+        if (m_draining[i].run == run) {
+            end_draining(i, status, now, out);  // never judged: it was replaced
+            return outcome;
+        }
+    }
     if (run != m_run || m_pid == 0) {
         return outcome;  // a stale exit: that run was already replaced
     }
@@ -229,6 +270,9 @@ Outcome Service::on_exit(std::uint64_t run, const ProcessExit& status, Now now, 
 
     Event e = event(EventType::exited, now);
     e.exit = exit;
+    if (replacing()) {
+        e.reason = "run " + std::to_string(m_draining.back().run) + " keeps running";
+    }
     emit(out, std::move(e));
 
     const pid_t pgid = m_pid;
@@ -245,6 +289,10 @@ Outcome Service::on_exit(std::uint64_t run, const ProcessExit& status, Now now, 
         out.push_back(CleanupGroupAction{m_index, pgid, m_spec.stop.signal, grace});
     }
 
+    if (replacing()) {
+        restore_draining("run " + std::to_string(run) + " " + ended_words(exit), now, out);
+        return outcome;
+    }
     if ((m_phase == Phase::stopping && m_killing == KilledBy::operator_) || m_no_restarts) {
         end_stopped_run(now, out, outcome);  // stopped on request: never a crash, no gates
         return outcome;

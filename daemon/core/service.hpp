@@ -94,6 +94,16 @@
 //                  ready.notify: as ready_ok; EXTEND_TIMEOUT_USEC: [ready_timeout]
 //                  later; WATCHDOG=1 in run: [watchdog] again, healthy
 //
+// start_first (SPEC §14, `[restart] order`): an operator restart or a reload of a ready
+// run launches the new run beside it instead of stopping it (begin_replacement). The
+// old run becomes the *draining* run, apart from the phases above: it keeps serving
+// while the new run goes through waiting, starting and running as any run does. Once
+// the new run is ready, the draining run gets its stop signal (SIGKILL at its own
+// deadline) and its exit only ends it. If the new run ends first (exits, fails to
+// launch, misses its ready timeout), the draining run becomes the current run again,
+// running and ready, and the replacement records the failure; the new run is never
+// judged by the gates. An operator stop or the shutdown stops both.
+//
 // `desired` (up/down) is kept apart from the state: "stopped by the operator" is
 // desired = down, and a run being stopped knows what follows its exit (`m_after_stop`).
 
@@ -115,6 +125,15 @@ using Actions = std::vector<Action>;
 
 // What happens once a run that pkitd is stopping has exited.
 enum class AfterStop { stay_stopped, relaunch, shutdown };
+
+// The latest start_first replacement of a service: which run it replaces, and how it
+// ended. The shell answers the restart that asked for it from this record.
+struct Replacement {
+    std::uint64_t old_run = 0;
+    std::uint64_t new_run = 0;           // 0 until launched
+    bool done = false;                   // the new run is ready, or failed
+    std::optional<std::string> failure;  // why the new run failed: the old one runs on
+};
 
 // What a run's end did that the Supervisor acts on (the storm score, the group's
 // intensity and strategy, escalation), so that it never compares counters. Only the
@@ -162,6 +181,13 @@ public:
     // A root restart of the failed group: counted in `restarts`, fresh policy state,
     // and wanted up again.
     void restart_by_root(Now now, Actions& out);
+    // start_first: replaces the current run by a new one launched beside it (see the
+    // header). Does nothing and returns false unless the service is a ready, running
+    // `type = "service"` run with `order = "start_first"` and nothing draining; the
+    // caller then restarts it the stop_first way. A `spec` is a reload's new
+    // definition, whose `order` decides; taken (moved from) with fresh counters only
+    // when this returns true.
+    bool begin_replacement(Now now, Actions& out, config::ServiceSpec* spec = nullptr);
     // Reload: takes a new definition while no run exists. Counters start afresh; `run`
     // keeps counting and the tails stay.
     void replace_spec(config::ServiceSpec spec, std::optional<std::string> group);
@@ -171,6 +197,8 @@ public:
     void forbid_restarts() { m_no_restarts = true; }
     // SIGKILL the current run's group now (shutdown deadline).
     void kill_now(Actions& out);
+    // SIGKILL a draining run's group now (shutdown deadline); nothing without one.
+    void kill_draining_now(Actions& out) { stop_draining(Now{}, out, SIGKILL); }
     // One output line of `run`: into that run's tail, and, until the current run has
     // been judged, searched once with the output_matches patterns (SPEC §2). Lines of
     // an ended run (its leftovers in the group) go to its tail, not to the gates.
@@ -208,8 +236,13 @@ public:
     const std::optional<std::string>& group() const { return m_group; }
     State state() const;
     bool desired_up() const { return m_desired_up; }
-    // A process of the current run exists (starting, running or stopping).
-    bool has_process() const { return m_pid != 0; }
+    // A process of the current run exists (starting, running or stopping), or a
+    // draining run is still alive.
+    bool has_process() const { return m_pid != 0 || !m_draining.empty(); }
+    // The run a start_first restart replaces, while it is alive: its pid (0: none); the
+    // latest such run when restarts came faster than the old runs ended.
+    pid_t draining_pid() const { return m_draining.empty() ? 0 : m_draining.back().pid; }
+    const std::optional<Replacement>& replacement() const { return m_replacement; }
     pid_t pid() const { return m_pid; }
     std::uint64_t run() const { return m_run; }
     bool ready() const { return m_ready; }
@@ -311,6 +344,20 @@ private:
     void start_liveness(Now now);
     void health_result(bool ok, Now now, Actions& out);
     void clear_probes();
+    // The current run is ready: a draining run gets its stop signal (start_first).
+    void on_ready_reached(Now now, Actions& out);
+    // The new run of a replacement ended before it was ready: the draining run is the
+    // current one again. `why` is the failure the replacement records.
+    void restore_draining(const std::string& why, Now now, Actions& out);
+    // The draining run's main process exited.
+    void end_draining(std::size_t i, const ProcessExit& status, Now now, Actions& out);
+    // Sends `signo` to every draining run not yet stopping (SIGKILL: to every one).
+    void stop_draining(Now now, Actions& out, int signo);
+    void signal_draining(std::size_t i, Now now, Actions& out, int signo);
+    // Whether an ending current run is the failed new run of a replacement.
+    bool replacing() const {
+        return !m_draining.empty() && !m_draining.back().stopping && !m_no_restarts;
+    }
 
     config::ServiceSpec m_spec;
     std::size_t m_index;
@@ -322,8 +369,10 @@ private:
     OptionalTime m_cancel_deadline;  // cancelled: the stop's kill deadline
     std::array<OptionalTime, k_timers> m_timers;
 
-    // The current run.
+    // The current run. m_last_run is the highest run number given out: a replacement
+    // that fails makes an older run current again, and numbers are never reused.
     std::uint64_t m_run = 0;
+    std::uint64_t m_last_run = 0;
     pid_t m_pid = 0;
     bool m_ready = false;
     KilledBy m_killing = KilledBy::none;  // why pkitd is ending the current run
@@ -358,6 +407,19 @@ private:
     std::optional<std::uint64_t> m_tail_run;
     std::optional<std::uint64_t> m_previous_tail_run;
 
+    // start_first: the runs being replaced (see the header), oldest first. Only the last
+    // can be waiting for its successor to be ready; the ones before it are ending (a
+    // restart came again before they had exited).
+    struct DrainingRun {
+        std::uint64_t run = 0;
+        pid_t pid = 0;
+        OptionalTime started;
+        double started_wall = 0.0;
+        bool stopping = false;  // its stop signal was sent
+        OptionalTime kill;      // then: SIGKILL at this deadline
+    };
+    std::vector<DrainingRun> m_draining;
+    std::optional<Replacement> m_replacement;
     ScheduleRecord m_schedule;
 };
 

@@ -15,6 +15,11 @@ bool Service::fire(Timer t, Now now) {
 }
 
 void Service::on_time(Now now, Actions& out) {
+    for (std::size_t i = 0; i < m_draining.size(); ++i) {
+        if (m_draining[i].kill && now.mono >= *m_draining[i].kill) {
+            signal_draining(i, now, out, SIGKILL);
+        }
+    }
     switch (m_phase) {
         case Phase::starting:
             if (fire(Timer::run_timeout, now)) {
@@ -66,6 +71,11 @@ std::optional<TimePoint> Service::next_deadline() const {
             next = *at;
         }
     }
+    for (const DrainingRun& d : m_draining) {
+        if (d.kill && (!next || *d.kill < *next)) {
+            next = *d.kill;
+        }
+    }
     return next;
 }
 
@@ -78,6 +88,7 @@ void Service::become_ready(Now now, Actions& out) {
     }
     emit(out, event(EventType::ready, now));
     start_liveness(now);
+    on_ready_reached(now, out);
 }
 
 // The first liveness probe runs one interval after the run is ready.

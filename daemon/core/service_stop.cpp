@@ -43,6 +43,19 @@ void Service::begin_stop(Now now, Actions& out, KilledBy by, std::optional<TimeP
 }
 
 void Service::stop(Now now, Actions& out, AfterStop after, std::optional<TimePoint> deadline) {
+    if (!m_draining.empty() && after != AfterStop::relaunch) {
+        // A stop ends both runs of a replacement; the restart that began it fails.
+        if (m_replacement && !m_replacement->done) {
+            m_replacement->done = true;
+            m_replacement->failure = "stopped before the new run was ready";
+        }
+        stop_draining(now, out, m_spec.stop.signal);
+        for (DrainingRun& d : m_draining) {
+            if (deadline && (!d.kill || *deadline < *d.kill)) {
+                d.kill = deadline;
+            }
+        }
+    }
     m_after_stop = after;
     m_desired_up = after == AfterStop::relaunch;
     switch (m_phase) {

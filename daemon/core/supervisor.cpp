@@ -329,6 +329,7 @@ void Supervisor::on_time(Now now) {
         for (std::size_t i = 0; i < m_services.size(); ++i) {
             if (m_services[i]->has_process()) {  // kill_now does nothing to the others
                 touch(i).kill_now(m_actions);
+                touch(i).kill_draining_now(m_actions);
             }
         }
     }
@@ -403,8 +404,15 @@ void Supervisor::restart_service(std::size_t service, Now now) {
     if (s.state() == State::scheduled) {
         s.note_episode(now);  // between episodes, a restart runs one now, as start does
     }
-    s.stop(now, m_actions, AfterStop::relaunch, std::nullopt);
+    restart_one(service, now);
     settle(now);
+}
+
+void Supervisor::restart_one(std::size_t service, Now now) {
+    Service& s = touch(service);
+    if (!s.begin_replacement(now, m_actions)) {
+        s.stop(now, m_actions, AfterStop::relaunch, std::nullopt);
+    }
 }
 
 void Supervisor::shutdown(Now now, int status) {
@@ -484,6 +492,7 @@ void Supervisor::settle(Now now) {
     hold_for_daemon_storm(now);
     settle_reload(now);
     settle_groups(now);
+    settle_rolls(now);
     if (!m_shutting_down) {  // a group may just have escalated
         launch_ready(now);
     }

@@ -58,6 +58,11 @@ public:
     void start_service(std::size_t service, Now now);
     void stop_service(std::size_t service, Now now);
     void restart_service(std::size_t service, Now now);
+    // Restarts `services` one at a time (SPEC §14): each waits until the one before has
+    // a ready new run, or ends the roll when that run fails. Returns the roll's id for
+    // roll(); rolls are kept for pkitd's life, one small record each.
+    std::size_t restart_rolling(std::vector<std::size_t> services, Now now);
+    const Roll& roll(std::size_t id) const { return m_rolls[id]; }
     // Graceful shutdown (SPEC §7): dependents first, independent services concurrently.
     // `status` is pkitd's exit status once everything has stopped.
     void shutdown(Now now, int status = 0);
@@ -138,6 +143,11 @@ private:
     // Reload (reload.cpp): replacements and removals wait for the old run to end.
     void settle_reload(Now now);
     void settle_shutdown(Now now);
+    // An operator restart without settle(): start_first where the service has it.
+    void restart_one(std::size_t service, Now now);
+    // Rolling restarts (rolling.cpp): the next service of each roll whose current one
+    // is through.
+    void settle_rolls(Now now);
     // Stops `services` (in reverse start order) for the shutdown.
     void stop_for_shutdown(std::vector<std::size_t>& services, Now now);
     bool dependencies_satisfied(std::size_t service) const;
@@ -159,6 +169,8 @@ private:
     std::vector<Group> m_groups;
     RestartWindow m_root_window;  // root restarts of failed groups
     std::vector<PendingReload> m_reloads;
+    std::vector<Roll> m_rolls;
+    std::size_t m_rolls_active = 0;
     std::vector<std::vector<std::size_t>> m_dependencies;  // service → what it starts after
     std::vector<std::vector<std::size_t>> m_dependents;    // service → what starts after it
     std::vector<std::size_t> m_order;

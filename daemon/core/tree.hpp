@@ -35,6 +35,16 @@ struct PendingReload {
     bool start = false;                              // start it after the replacement
 };
 
+// A rolling restart (SPEC §14, `restart --rolling`): its services restarted one at a
+// time, each once the one before has a ready new run; a failure ends the roll.
+struct Roll {
+    std::vector<std::size_t> services;
+    std::size_t next = 0;         // services[next - 1] is being restarted
+    std::uint64_t noted_run = 0;  // that service's run when its restart was asked
+    bool done = false;
+    std::optional<std::string> failure;  // why the roll stopped, naming the service
+};
+
 // The reply of `reload` (SPEC §9).
 struct ReloadOutcome {
     std::vector<std::string> added;

@@ -35,6 +35,10 @@ std::optional<std::string> Supervisor::busy_for_upgrade() const {
         if (!m_retired[i] && m_services[i]->launch_in_flight()) {
             return m_services[i]->name() + " is being launched";
         }
+        // The state holds one run a service; a start_first overlap has two.
+        if (!m_retired[i] && m_services[i]->draining_pid() != 0) {
+            return m_services[i]->name() + " is replacing a run (start_first)";
+        }
     }
     return std::nullopt;
 }

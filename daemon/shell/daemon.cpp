@@ -188,6 +188,9 @@ int Daemon::run() {
     if (!m_options.socket_note.empty()) {
         log("info", m_options.socket_note);
     }
+    if (!bind_listen_sockets()) {
+        return 2;  // a configuration error, as SPEC §14 has it
+    }
     if (!m_http) {
         m_http = std::make_unique<http::Endpoint>(*this);
         if (auto opened = m_http->open(m_supervisor.daemon_spec().http); !opened) {
@@ -215,6 +218,22 @@ int Daemon::run() {
     m_stdout.flush_blocking();
     m_stderr.flush_blocking();
     return m_exit_status.value_or(0);
+}
+
+bool Daemon::bind_listen_sockets() {
+    std::vector<const config::ServiceSpec*> specs;
+    for (std::size_t i = 0; i < m_supervisor.size(); ++i) {
+        specs.push_back(&m_supervisor.service(i).spec());
+    }
+    auto sockets = m_listen.stage(specs);
+    if (!sockets) {
+        for (const config::Diagnostic& d : sockets.error()) {
+            log("error", d.to_string());
+        }
+        return false;
+    }
+    m_listen.commit(std::move(*sockets));
+    return true;
 }
 
 void Daemon::pump() {
@@ -351,7 +370,11 @@ void Daemon::handle_exit(pid_t pid, int wait_status) {
         // Everything the run wrote before it exited is in its pipes now: read it, so
         // that output_matches sees the run's last lines.
         drain_pipes(*service);
-        end_run(*service);
+        if (m_supervisor.service(*service).pid() == pid) {
+            // Not for a run a start_first restart replaced: the probes and the notify
+            // socket are its successor's.
+            end_run(*service);
+        }
         m_run_records.ended(pid);
     }
     if (!m_supervisor.on_exit(pid, decode_wait_status(wait_status), now())) {
@@ -402,6 +425,7 @@ void Daemon::kill_everything() {
         const core::Service& s = m_supervisor.service(i);
         if (s.has_process()) {
             signal_run(s.pid(), SIGKILL, s.spec().stop.mode == config::StopMode::group);
+            signal_run(s.draining_pid(), SIGKILL, s.spec().stop.mode == config::StopMode::group);
         }
     }
     for (Leftover& left : m_leftovers) {

@@ -41,6 +41,7 @@
 #include "daemon/shell/launch/reaper.hpp"
 #include "daemon/shell/launch/run_records.hpp"
 #include "daemon/shell/launch/spawner.hpp"
+#include "daemon/shell/listen/listen_sockets.hpp"
 #include "daemon/shell/probes/probe_runner.hpp"
 #include "daemon/shell/upgrade/state_file.hpp"
 #include "daemon/shell/uv_handle.hpp"
@@ -239,14 +240,20 @@ private:
     void finish_reload(config::LoadResult tree, const std::vector<ReloadDone>& waiting);
     ReloadResult apply_reload(config::LoadResult tree);
     // A new tree on the Supervisor (a reload's or a scale's), and the shell around it.
-    core::ReloadOutcome apply_tree(config::Tree tree);
+    // With `sockets` (a reload's), the [[listen]] sockets of the new tree are committed.
+    core::ReloadOutcome apply_tree(config::Tree tree,
+                                   std::optional<ListenSockets::Staged> sockets = std::nullopt);
     // Scaling (daemon_scale.cpp): the running tree, and a loaded tree with the counts
     // `scale` set wherever the file's own `instances` is still what it was then.
     config::Tree running_tree() const;
     void keep_scaled_counts(config::Tree& tree);
+    // Binds the start-up tree's [[listen]] sockets; false after logging each error.
+    bool bind_listen_sockets();
 
     uv_loop_t* m_loop;
     DaemonOptions m_options;
+    // Before the supervisor: destroyed after it, so no run outlives its sockets' owner.
+    ListenSockets m_listen;
     core::Supervisor m_supervisor;
     std::mt19937_64 m_rng;
     core::TimePoint m_started;

@@ -86,27 +86,44 @@ Daemon::ReloadResult Daemon::apply_reload(config::LoadResult tree) {
     if (m_supervisor.shutting_down()) {
         return std::unexpected("pkitd is shutting down");
     }
-    if (!tree) {
+    auto refuse = [this](const std::vector<config::Diagnostic>& diagnostics) {
         std::string errors;
-        for (const config::Diagnostic& d : tree.error()) {
+        for (const config::Diagnostic& d : diagnostics) {
             errors += (errors.empty() ? "" : "\n") + d.to_string();
         }
         log("error", "reload: invalid configuration, nothing changed:\n" + errors);
         return std::unexpected(errors);
+    };
+    if (!tree) {
+        return refuse(tree.error());
+    }
+    // New [[listen]] sockets are bound before anything changes: one that cannot be
+    // bound fails the reload like any other configuration error.
+    std::vector<const config::ServiceSpec*> specs;
+    for (const config::ServiceSpec& spec : tree->services) {
+        specs.push_back(&spec);
+    }
+    auto sockets = m_listen.stage(specs);
+    if (!sockets) {
+        return refuse(sockets.error());
     }
     if (tree->daemon.socket && *tree->daemon.socket != m_options.socket_path &&
         m_options.socket_from_config) {
         log("warning", "reload: a changed socket is ignored until pkitd restarts");
     }
     keep_scaled_counts(*tree);
-    return apply_tree(std::move(*tree));
+    return apply_tree(std::move(*tree), std::move(*sockets));
 }
 
-core::ReloadOutcome Daemon::apply_tree(config::Tree tree) {
+core::ReloadOutcome Daemon::apply_tree(config::Tree tree,
+                                       std::optional<ListenSockets::Staged> sockets) {
     // A replaced or removed service may be launching: the core can stop only a run
     // whose pid it knows.
     resolve_launches();
     core::ReloadOutcome outcome = m_supervisor.reload(std::move(tree), now());
+    if (sockets) {
+        m_listen.commit(std::move(*sockets));
+    }
     if (m_control) {
         m_control->apply_access();
     }

@@ -36,6 +36,7 @@ void Daemon::spawn_now(std::size_t service, std::uint64_t run) {
         {},
         m_run_records.for_child(service, s.spec().stop.signal, s.spec().stop.timeout),
         &m_supervisor.daemon_spec()};
+    request.listen = m_listen.fds_of(s.spec());
     if (auto notify = open_notify(service, run)) {
         request.extra_env.emplace_back("NOTIFY_SOCKET", *notify);
     }

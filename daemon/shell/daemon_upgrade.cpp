@@ -292,6 +292,9 @@ upgrade::DaemonFacts Daemon::hand_over_facts(std::vector<int>& kept) {
         keep({"http", m_http->server()->listener_fd(), "", 0, "", ""});
     }
     keep({"records", m_run_records.fd(), "", 0, "", ""});
+    for (const auto& [key, fd] : m_listen.kept()) {
+        keep({"listen", fd, "", 0, "", key});  // [[listen]]: the key in `path`
+    }
     for (std::size_t i = 0; i < m_supervisor.size(); ++i) {
         if (m_supervisor.retired(i)) {
             continue;
@@ -437,6 +440,8 @@ void Daemon::resume(const nlohmann::json& doc) {
             }
         } else if (kept.role == "records") {
             m_run_records.adopt(kept.fd, m_options.socket_path + ".runs");
+        } else if (kept.role == "listen") {
+            m_listen.adopt(kept.path, kept.fd);
         } else if (kept.role == "notify" && service) {
             std::size_t i = *service;
             std::uint64_t run = kept.run;

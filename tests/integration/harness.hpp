@@ -17,6 +17,7 @@
 #include "tests/integration/harness_daemon.hpp"
 #include "tests/integration/harness_doctest.hpp"
 #include "tests/integration/harness_files.hpp"
+#include "tests/integration/harness_load.hpp"
 #include "tests/integration/harness_proc.hpp"
 #include "tests/integration/harness_process.hpp"
 #include "tests/integration/harness_wait.hpp"

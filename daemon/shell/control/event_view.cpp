@@ -193,6 +193,12 @@ std::string event_text(const core::Event& event, const EndFacts* facts) {
             if (event.launch_error) {
                 return who + ": launch failed: " + event.launch_error->message + " (" + run + ")";
             }
+            if (event.exit && !event.reason.empty()) {
+                // A start_first replacement's new run failed: its reason says what runs on.
+                core::Event plain = event;
+                plain.reason.clear();
+                return event_text(plain, facts) + "; " + event.reason;
+            }
             if (event.exit) {
                 const auto& exit = *event.exit;
                 if (exit.killed_by == core::KilledBy::none) {
@@ -220,6 +226,9 @@ std::string event_text(const core::Event& event, const EndFacts* facts) {
             }
             return who + ": stopped" + (event.reason.empty() ? "" : ": " + event.reason);
         case core::EventType::ready:
+            if (!event.reason.empty()) {
+                return who + ": " + run + " ready, " + event.reason;  // start_first
+            }
             return who + ": ready (" + run + ")";
         case core::EventType::liveness_kill:
             return who + ": liveness check failed; stopping the run (" + run + ")";
@@ -262,7 +271,7 @@ proto::ServiceStatus service_status(const core::Service& s, core::Now now) {
     st.name = s.name();
     st.state = std::string(core::to_string(s.state()));
     st.group = s.group();
-    if (s.has_process()) {
+    if (s.pid() != 0) {
         st.pid = s.pid();
     }
     st.run = static_cast<int>(s.run());
@@ -294,6 +303,9 @@ proto::ServiceStatus service_status(const core::Service& s, core::Now now) {
     st.stop_timeout = config::to_seconds(s.spec().stop.timeout);
     if (s.spec().ready->enabled()) {
         st.ready_timeout = config::to_seconds(s.spec().ready->timeout);
+    }
+    if (s.draining_pid() != 0) {
+        st.draining_pid = s.draining_pid();
     }
     if (s.has_schedule()) {
         st.schedule = schedule_info(s);

@@ -97,6 +97,7 @@ private:
         proto::Command cmd;
         std::vector<std::size_t> services;
         std::vector<std::uint64_t> runs;  // each service's run when the request came
+        std::optional<std::size_t> roll;  // restart --rolling: the Supervisor's roll
     };
     struct Follower {
         ConnectionId connection;
@@ -106,6 +107,9 @@ private:
     };
     static constexpr std::size_t k_events = SIZE_MAX;
     bool pending_done(const Pending& pending) const;
+    // The start_first restarts of `pending` whose new run failed, in words; nullopt
+    // when none did.
+    std::optional<std::string> failed_replacements(const Pending& pending) const;
     struct Wait {
         ConnectionId connection;
         proto::json id;

@@ -24,6 +24,10 @@ void RequestHandler::handle_control(ConnectionId connection, const proto::Reques
         for (std::size_t i : pending.services) {
             pending.runs.push_back(sup.service(i).run());
         }
+        if (request.rolling && request.cmd == proto::Command::restart) {
+            pending.roll = sup.restart_rolling(pending.services, now);
+            return;
+        }
         for (std::size_t i : pending.services) {
             if (request.cmd == proto::Command::start) {
                 sup.start_service(i, now);
@@ -37,16 +41,61 @@ void RequestHandler::handle_control(ConnectionId connection, const proto::Reques
     // no_block: accepted, the commands are issued (the pump sent the signals); the rows
     // show the services as they are now, not the outcome.
     if (request.no_block || pending_done(pending)) {
+        if (auto failed = failed_replacements(pending); failed && !request.no_block) {
+            reply_error(connection, request.id, proto::ErrorCode::restart_failed, *failed);
+            return;
+        }
         reply_ok(connection, request.id, services_json(pending.services));
         return;
     }
     m_pending.push_back(std::move(pending));  // answered by check_pending
 }
 
+namespace {
+
+// The start_first replacement `pending` began for service k (SPEC §14), if any: a
+// restart of such a service is answered once its new run is ready or has failed.
+const core::Replacement* replacement_of(const core::Service& s, proto::Command cmd,
+                                        std::uint64_t noted_run) {
+    const auto& replacement = s.replacement();
+    if (cmd != proto::Command::restart || !replacement || replacement->old_run != noted_run) {
+        return nullptr;
+    }
+    return &*replacement;
+}
+
+}  // namespace
+
+std::optional<std::string> RequestHandler::failed_replacements(const Pending& pending) const {
+    if (pending.roll) {
+        return m_daemon.supervisor().roll(*pending.roll).failure;
+    }
+    std::optional<std::string> failures;
+    for (std::size_t k = 0; k < pending.services.size(); ++k) {
+        const core::Service& s = m_daemon.supervisor().service(pending.services[k]);
+        const core::Replacement* replacement = replacement_of(s, pending.cmd, pending.runs[k]);
+        if (replacement != nullptr && replacement->failure) {
+            std::string text = s.name() + ": " + *replacement->failure + "; run " +
+                               std::to_string(replacement->old_run) + " keeps running";
+            failures = failures ? *failures + "; " + text : text;
+        }
+    }
+    return failures;
+}
+
 bool RequestHandler::pending_done(const Pending& pending) const {
     const core::Supervisor& sup = m_daemon.supervisor();
+    if (pending.roll) {
+        return sup.roll(*pending.roll).done;
+    }
     for (std::size_t k = 0; k < pending.services.size(); ++k) {
         const core::Service& s = sup.service(pending.services[k]);
+        if (const core::Replacement* r = replacement_of(s, pending.cmd, pending.runs[k])) {
+            if (!r->done && !sup.shutting_down()) {
+                return false;
+            }
+            continue;
+        }
         core::State state = s.state();
         if (state == core::State::stopping || state == core::State::starting) {
             return false;
@@ -75,6 +124,10 @@ void RequestHandler::check_pending() {
         return true;
     });
     for (const Pending& p : ready) {
+        if (auto failed = failed_replacements(p)) {
+            reply_error(p.connection, p.id, proto::ErrorCode::restart_failed, *failed);
+            continue;
+        }
         reply_ok(p.connection, p.id, services_json(p.services));
     }
 }

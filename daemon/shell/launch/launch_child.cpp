@@ -94,13 +94,63 @@ void reset_signals() {
     sigprocmask(SIG_SETMASK, &empty, nullptr);
 }
 
-// Closes every fd >= 3 but the report pipe, which must survive until execve (it is
-// close-on-exec itself). Closing here rather than marking the range close-on-exec
+// Writes the decimal digits of `value` and a NUL at `out` (room for 21 bytes).
+void write_digits(char* out, unsigned long value) {
+    char reversed[24];
+    int n = 0;
+    do {
+        reversed[n++] = static_cast<char>('0' + value % 10);
+        value /= 10;
+    } while (value != 0);
+    while (n > 0) {
+        *out++ = reversed[--n];
+    }
+    *out = '\0';
+}
+
+// Puts the [[listen]] sockets at 3, 4, ... in order (without close-on-exec), as
+// sd_listen_fds(3) expects, and writes LISTEN_PID: this process's pid, known only
+// now. Each source is first moved above the targets, so that no dup2 can clobber a
+// source (or the report pipe) still to be used; returns the report fd, moved too if
+// it sat in the targets' range.
+int place_listen_fds(const ChildListen& listen, int report_fd) {
+    const int count = static_cast<int>(listen.fds.size());
+    if (count == 0) {
+        return report_fd;
+    }
+    const int first_free = 3 + count;
+    if (report_fd < first_free) {
+        int moved = fcntl(report_fd, F_DUPFD_CLOEXEC, first_free);
+        if (moved < 0) {
+            fail(report_fd, ChildStage::setup);
+        }
+        report_fd = moved;
+    }
+    for (int i = 0; i < count; ++i) {
+        listen.scratch[i] =
+            fcntl(listen.fds[static_cast<std::size_t>(i)], F_DUPFD_CLOEXEC, first_free);
+        if (listen.scratch[i] < 0) {
+            fail(report_fd, ChildStage::setup);
+        }
+    }
+    for (int i = 0; i < count; ++i) {
+        // dup2 clears close-on-exec on the target.
+        if (dup2(listen.scratch[i], 3 + i) < 0) {
+            fail(report_fd, ChildStage::setup);
+        }
+    }
+    write_digits(listen.pid_digits, static_cast<unsigned long>(getpid()));
+    return report_fd;
+}
+
+// Closes every fd >= `first` but the report pipe, which must survive until execve (it
+// is close-on-exec itself). Closing here rather than marking the range close-on-exec
 // costs the same per fd, but leaves execve nothing to sweep; either way, with 2,000
 // inherited fds the copy made by fork is what this undoes.
-void close_inherited_fds(int report_fd) {
-    bool closed =
-        report_fd > 3 ? close_range(3, static_cast<unsigned>(report_fd) - 1, 0) == 0 : true;
+void close_inherited_fds(int first, int report_fd) {
+    bool closed = report_fd > first ? close_range(static_cast<unsigned>(first),
+                                                  static_cast<unsigned>(report_fd) - 1, 0) == 0
+                                    : true;
     if (closed && close_range(static_cast<unsigned>(report_fd) + 1, ~0U, 0) == 0) {
         return;
     }
@@ -110,7 +160,7 @@ void close_inherited_fds(int report_fd) {
                          limit.rlim_cur < static_cast<rlim_t>(INT_MAX)
                      ? static_cast<int>(limit.rlim_cur)
                      : 65536;
-    for (int fd = 3; fd < max_fd; ++fd) {
+    for (int fd = first; fd < max_fd; ++fd) {
         if (fd != report_fd) {
             close(fd);
         }
@@ -141,7 +191,8 @@ void run_child(const ChildPlan& plan, ChildFds fds) {
     if (dup2(null_fd, 0) < 0 || dup2(out_fd, 1) < 0 || dup2(err_fd, 2) < 0) {
         fail(report_fd, ChildStage::setup);
     }
-    close_inherited_fds(report_fd);
+    report_fd = place_listen_fds(plan.listen, report_fd);
+    close_inherited_fds(3 + static_cast<int>(plan.listen.fds.size()), report_fd);
 
     // Before the service's own rlimits, which may set nofile themselves.
     if (plan.nofile && setrlimit(RLIMIT_NOFILE, &*plan.nofile) != 0) {

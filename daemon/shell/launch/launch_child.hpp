@@ -34,6 +34,17 @@ struct ChildRlimit {
     rlimit limit;
 };
 
+// The [[listen]] sockets a run gets (SPEC §14, sd_listen_fds(3)): prepared by
+// plan_listen() (launch_listen.hpp), placed by the child at 3, 4, ... in order.
+struct ChildListen {
+    std::vector<int> fds;  // pkitd's copies, close-on-exec, owned by the PreparedLaunch
+    // Room for fds.size() ints that the child writes (it may not allocate).
+    int* scratch = nullptr;
+    // The value of the LISTEN_PID=... entry of envp, with room for any pid and its NUL:
+    // the child writes its own pid there after the clone. Null without sockets.
+    char* pid_digits = nullptr;
+};
+
 // Everything the child needs, precomputed. argv/envp point into strings the parent
 // keeps alive until launch() returns.
 struct ChildPlan {
@@ -52,6 +63,7 @@ struct ChildPlan {
     // The run's record, which the child completes and writes once it leads its own
     // session (fd -1: none).
     ChildRecord record;
+    ChildListen listen;
 };
 
 // The child's ends of its pipes (all close-on-exec in the parent).

@@ -126,6 +126,9 @@ std::optional<rlimit>& original_nofile() {
 PreparedLaunch::~PreparedLaunch() {
     close_fds({parent.stdout_fd, parent.stderr_fd, parent.report_fd, child.stdout_fd,
                child.stderr_fd, child.report_fd});
+    for (int fd : plan.listen.fds) {
+        close_fds({fd});
+    }
 }
 
 std::expected<std::unique_ptr<PreparedLaunch>, LaunchFailure> prepare_launch(
@@ -164,6 +167,7 @@ std::expected<std::unique_ptr<PreparedLaunch>, LaunchFailure> prepare_launch(
     // Owned copies: a reload may replace the spec while the launch waits for the spawner.
     prepared->args = std::move(*args);
     prepared->env = std::move(*env);
+    add_listen_env(prepared->env, request.listen);
     ChildPlan& plan = prepared->plan;
     plan.path = std::move(*path);
     plan.cwd = cwd.value_or("");
@@ -177,6 +181,9 @@ std::expected<std::unique_ptr<PreparedLaunch>, LaunchFailure> prepare_launch(
         plan.envp.push_back(entry.data());
     }
     plan.envp.push_back(nullptr);
+    if (auto listen = plan_listen(*prepared, request.listen); !listen) {
+        return std::unexpected(std::move(listen.error()));
+    }
     plan.umask =
         process.umask ? std::optional<mode_t>(static_cast<mode_t>(*process.umask)) : std::nullopt;
     plan.nofile = original_nofile();

@@ -20,6 +20,7 @@
 
 #include "config/model.hpp"
 #include "daemon/shell/launch/launch_child.hpp"
+#include "daemon/shell/launch/launch_listen.hpp"
 
 namespace pkit::shell {
 
@@ -33,6 +34,8 @@ struct LaunchRequest {
     // pkitd.toml's env_file and env for the run's environment (SPEC §13); nullptr: none.
     // Read during the call only.
     const config::DaemonSpec* daemon = nullptr;
+    // Its [[listen]] sockets, in file order (SPEC §14): fds 3, 4, ... in the run.
+    std::vector<ListenFd> listen = {};
 };
 
 // A started run. The fds are the parent's ends of the child's stdout and stderr pipes,
@@ -98,8 +101,9 @@ struct PreparedLaunch {
     ChildPlan plan;  // argv and envp point into args and env
     std::vector<std::string> args;
     std::vector<std::string> env;
-    ChildFds child{-1, -1, -1};  // the child's ends
-    StartedLaunch parent;        // pkitd's ends and the context; pid -1
+    ChildFds child{-1, -1, -1};       // the child's ends
+    StartedLaunch parent;             // pkitd's ends and the context; pid -1
+    std::vector<int> listen_scratch;  // plan.listen.scratch points here
 };
 
 // Everything of a launch that allocates or may fail before the child exists: the

@@ -26,12 +26,12 @@ namespace pkit::shell::upgrade {
 
 // A descriptor kept across the exec, by role.
 struct KeptFd {
-    std::string role;  // control, http, notify, stdout, stderr, records
+    std::string role;  // control, http, notify, stdout, stderr, records, listen
     int fd = -1;
     std::string service;  // notify, stdout, stderr
     std::uint64_t run = 0;
     std::string pending;  // stdout, stderr: bytes read and not delivered yet
-    std::string path;     // notify: the socket's path
+    std::string path;     // notify: the socket's path; listen: its kind and address
 };
 
 // A group-mode run's leftover processes, being ended (see Daemon::cleanup_group).

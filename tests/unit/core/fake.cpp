@@ -40,6 +40,14 @@ std::string describe(const Event& e) {
             if (e.launch_error) {
                 text += " launch_error " + std::string(config::to_string(e.launch_error->kind));
             }
+            if (!e.reason.empty()) {
+                text += " (" + e.reason + ")";
+            }
+            break;
+        case EventType::ready:
+            if (!e.reason.empty()) {
+                text += " (" + e.reason + ")";
+            }
             break;
         case EventType::restarting:
             text += " in " + ms_text(e.delay) + " #" + std::to_string(e.restart);

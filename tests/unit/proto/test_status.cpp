@@ -52,10 +52,10 @@ TEST_CASE("an empty service status writes every key, optional ones as null") {
                      "health", "notify_status", "last_exit", "last_launch_error"}) {
         CHECK_MESSAGE(value.contains(key), key);
     }
-    for (auto key : {"type", "stop_timeout", "ready_timeout", "schedule"}) {
+    for (auto key : {"type", "stop_timeout", "ready_timeout", "draining_pid", "schedule"}) {
         CHECK_MESSAGE(value.contains(key), key);
     }
-    CHECK(value.size() == 21);
+    CHECK(value.size() == 22);
     CHECK(value["type"] == "service");
     CHECK(value["stop_timeout"] == 5.0);
     for (auto key :
