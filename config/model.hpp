@@ -226,6 +226,10 @@ struct HttpSpec {
 };
 
 // pkitd.toml.
+// SPEC §15 `cgroups`: use a cgroup v2 hierarchy only where it is pkitd's own to
+// manage, never, or always (start-up fails without one).
+enum class CgroupMode { automatic, off, required };
+
 struct DaemonSpec {
     std::optional<std::string> socket;
     std::vector<Principal> control_users;
@@ -235,6 +239,7 @@ struct DaemonSpec {
     RootSpec root;
     std::vector<GroupSpec> groups;  // in name order
     HttpSpec http;
+    CgroupMode cgroups = CgroupMode::automatic;  // read at start-up only
     bool operator==(const DaemonSpec&) const = default;
 };
 
@@ -257,5 +262,6 @@ std::string_view to_string(LaunchError);
 std::string_view to_string(ProbeKind);
 std::string_view to_string(Strategy);
 std::string_view to_string(Forward);
+std::string_view to_string(CgroupMode);
 
 }  // namespace pkit::config

@@ -98,6 +98,13 @@ proto::DaemonStatus Daemon::daemon_status() const {
     status.state = shutting_down() ? "shutting_down" : "running";
     status.orphans_reaped = static_cast<int>(m_orphans);
     status.storm_pauses = m_supervisor.daemon_storm_pauses();
+    status.cgroups.enabled = m_cgroup_tree != nullptr;
+    if (m_cgroup_tree) {
+        status.cgroups.path = m_cgroup_tree->root();
+        status.cgroups.controllers = m_cgroup_tree->controllers();
+    } else {
+        status.cgroups.reason = m_cgroup_choice.reason;
+    }
     return status;
 }
 
@@ -128,6 +135,10 @@ int Daemon::run() {
         return 3;
     }
     m_reaper.reap_batch();
+    // Before the Spawner's thread and any run: pkitd moves into its own cgroup first.
+    if (!open_cgroups()) {
+        return 3;
+    }
     if (auto spawner = m_spawner.start(); !spawner) {
         log("warning", std::string("cannot start the spawner thread, launching from the loop: ") +
                            std::strerror(spawner.error()));
@@ -189,6 +200,7 @@ int Daemon::run() {
 
     m_http.reset();
     m_control.reset();
+    close_cgroups();
     m_notify.clear();
     m_pipes.clear();
     m_signals.clear();
@@ -229,13 +241,7 @@ void Daemon::execute(const core::Action& action) {
             // is launched, its pid known later.
             d.spawn(a.service, a.run);
         }
-        void operator()(const core::SignalAction& a) const {
-            if (a.then_cont) {
-                stop_signal(a.pid, a.signal, a.group);
-            } else {
-                signal_run(a.pid, a.signal, a.group);
-            }
-        }
+        void operator()(const core::SignalAction& a) const { d.signal_action(a); }
         void operator()(const core::CleanupGroupAction& a) const { d.cleanup_group(a); }
         void operator()(const core::ProbeAction& a) const { d.run_probe(a); }
         void operator()(const core::EmitAction& a) const { d.emit(a.event); }
@@ -302,11 +308,14 @@ bool Daemon::knows_pid(pid_t pid) const {
     return m_launches.knows(pid) || m_supervisor.service_of(pid).has_value();
 }
 
-void Daemon::handle_exit(pid_t pid, int wait_status) {
+void Daemon::handle_exit(pid_t pid, int wait_status, bool may_hold) {
     if (m_launches.on_exit(pid)) {
         return;  // a failed launch's child: its failure went to on_launch_failed
     }
     if (auto service = m_supervisor.service_of(pid)) {
+        if (may_hold && hold_exit(*service, pid, wait_status)) {
+            return;  // its cgroup is not empty yet: on_cgroup_empty goes on
+        }
         // Everything the run wrote before it exited is in its pipes now: read it, so
         // that output_matches sees the run's last lines.
         drain_pipes(*service);
@@ -361,10 +370,16 @@ void Daemon::kill_everything() {
         const core::Service& s = m_supervisor.service(i);
         if (s.has_process()) {
             signal_run(s.pid(), SIGKILL, s.spec().stop.mode == config::StopMode::group);
+            if (m_run_cgroups) {
+                m_run_cgroups->kill(s.name());
+            }
         }
     }
     for (Leftover& left : m_leftovers) {
         signal_run(left.pgid, SIGKILL, true);
+    }
+    if (m_run_cgroups) {
+        m_run_cgroups->kill_held();
     }
 }
 

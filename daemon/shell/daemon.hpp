@@ -28,6 +28,7 @@
 #include "config/loader.hpp"
 #include "config/model.hpp"
 #include "daemon/core/supervisor.hpp"
+#include "daemon/shell/cgroup/run_cgroups.hpp"
 #include "daemon/shell/control/daemon_port.hpp"
 #include "daemon/shell/io/background_load.hpp"
 #include "daemon/shell/io/line_reader.hpp"
@@ -58,6 +59,8 @@ struct DaemonOptions {
     // What the start-up load parsed, for the reloads to reuse (null: every reload
     // parses every file).
     std::shared_ptr<config::LoadCache> load_cache;
+    // Where pkitd reads its own cgroup and mounts from (SPEC §15).
+    std::string proc_self = "/proc/self";
 };
 
 class RequestHandler;
@@ -191,8 +194,9 @@ private:
                  double wall);
     void emit(const core::Event& event);
     void on_child(pid_t pid, int wait_status);
-    // on_child's work for one exit, without the pump.
-    void handle_exit(pid_t pid, int wait_status);
+    // on_child's work for one exit, without the pump. With `may_hold`, a run's exit
+    // waits for its cgroup to be empty (hold_exit).
+    void handle_exit(pid_t pid, int wait_status, bool may_hold = true);
     void on_signal(int signo);
     void on_timer();
     void arm_timer();
@@ -211,6 +215,19 @@ private:
     std::vector<std::unique_ptr<RunPipes>>& pipes_of(std::size_t service);
     void kill_everything();
     void finish(int status);
+    // --- cgroups (daemon_cgroup.cpp, SPEC §15) ----------------------------------------
+    // Chooses and takes over pkitd's cgroup per `cgroups`; false when pkitd must exit 3.
+    bool open_cgroups();
+    // The cgroup directory a run of `service` joins: "" without cgroups; the reason
+    // when it cannot be made.
+    std::expected<std::string, std::string> run_cgroup(std::size_t service);
+    // Holds the exit of `service`'s run while its cgroup still holds processes; true
+    // when held (delivered later by on_cgroup_empty).
+    bool hold_exit(std::size_t service, pid_t pid, int wait_status);
+    void on_cgroup_empty(std::size_t service, pid_t pid, int wait_status);
+    // A SignalAction, reaching the run's whole cgroup where it must.
+    void signal_action(const core::SignalAction& action);
+    void close_cgroups();
     // The reload steps (daemon_reload.cpp): a read for `waiting`, and its result applied.
     void start_reload(std::vector<ReloadDone> waiting);
     void finish_reload(config::LoadResult tree, const std::vector<ReloadDone>& waiting);
@@ -277,6 +294,11 @@ private:
     std::optional<int> m_exit_status;
     // Reloads asked for while m_loading reads: served by the next read.
     std::vector<ReloadDone> m_reload_next;
+    // pkitd's cgroup (SPEC §15): the choice made at start-up, and with cgroups the tree
+    // and the services' cgroups (null without).
+    CgroupChoice m_cgroup_choice;
+    std::unique_ptr<CgroupTree> m_cgroup_tree;
+    std::unique_ptr<RunCgroups> m_run_cgroups;
     // The reload's read in the background; last, so that it is detached first.
     BackgroundLoad m_loading{m_loop};
 };

@@ -117,10 +117,23 @@ void close_inherited_fds(int report_fd) {
     }
 }
 
+// Moves the child into its service's cgroup before anything else it does: writing "0"
+// to a cgroup.procs moves the writer. Everything the run starts from here on is in that
+// cgroup.
+void join_cgroup(const ChildPlan& plan, int report_fd) {
+    if (plan.cgroup_procs_fd < 0) {
+        return;
+    }
+    if (write(plan.cgroup_procs_fd, "0", 1) != 1) {
+        fail(report_fd, ChildStage::cgroup);
+    }
+}
+
 }  // namespace
 
 void run_child(const ChildPlan& plan, ChildFds fds) {
     int report_fd = above_stdio(fds.report_fd, fds.report_fd);
+    join_cgroup(plan, report_fd);
     if (setsid() < 0) {
         fail(report_fd, ChildStage::setup);
     }

@@ -19,7 +19,7 @@
 namespace pkit::shell {
 
 // Where the child failed; the parent turns it into a LaunchError.
-enum class ChildStage : int { setup, rlimit, cwd, credentials, exec };
+enum class ChildStage : int { setup, rlimit, cwd, credentials, exec, cgroup };
 
 // What a failed child writes to the report pipe before _exit(127). Smaller than
 // PIPE_BUF, so the write is atomic.
@@ -52,6 +52,8 @@ struct ChildPlan {
     // The run's record, which the child completes and writes once it leads its own
     // session (fd -1: none).
     ChildRecord record;
+    // The service's cgroup.procs, which the child joins first (join_cgroup); -1: none.
+    int cgroup_procs_fd = -1;
 };
 
 // The child's ends of its pipes (all close-on-exec in the parent).

@@ -106,8 +106,26 @@ std::optional<rlimit>& original_nofile() {
 
 PreparedLaunch::~PreparedLaunch() {
     close_fds({parent.stdout_fd, parent.stderr_fd, parent.report_fd, child.stdout_fd,
-               child.stderr_fd, child.report_fd});
+               child.stderr_fd, child.report_fd, plan.cgroup_procs_fd});
 }
+
+namespace {
+
+// Opens the cgroup.procs the child writes itself into (join_cgroup in launch_child.cpp).
+std::expected<void, LaunchFailure> open_cgroup(PreparedLaunch& prepared, const std::string& dir) {
+    if (dir.empty()) {
+        return {};
+    }
+    prepared.parent.context.cgroup = dir;
+    prepared.plan.cgroup_procs_fd = open((dir + "/cgroup.procs").c_str(), O_WRONLY | O_CLOEXEC);
+    if (prepared.plan.cgroup_procs_fd < 0) {
+        return std::unexpected(
+            make_failure(LaunchError::resources, "cgroup " + dir, std::strerror(errno)));
+    }
+    return {};
+}
+
+}  // namespace
 
 std::expected<std::unique_ptr<PreparedLaunch>, LaunchFailure> prepare_launch(
     const LaunchRequest& request) {
@@ -180,6 +198,9 @@ std::expected<std::unique_ptr<PreparedLaunch>, LaunchFailure> prepare_launch(
     context.user = std::move(credentials->label);
     for (const auto& limit : process.rlimits) {
         context.rlimits.push_back(limit.name);
+    }
+    if (auto joined = open_cgroup(*prepared, request.cgroup_dir); !joined) {
+        return std::unexpected(std::move(joined.error()));
     }
     return prepared;
 }

@@ -29,6 +29,8 @@ struct LaunchRequest {
     std::vector<std::pair<std::string, std::string>> extra_env;
     // The run's record (run_records.hpp), written by the child; fd -1: none.
     ChildRecord record = {};
+    // The cgroup directory the child joins before anything else (SPEC §15); empty: none.
+    std::string cgroup_dir;
 };
 
 // A started run. The fds are the parent's ends of the child's stdout and stderr pipes,
@@ -63,6 +65,7 @@ struct LaunchContext {
     std::string cwd;
     std::string user;                  // the user (or group) as written
     std::vector<std::string> rlimits;  // the names of the spec's rlimits, in order
+    std::string cgroup;                // the cgroup directory joined, or empty
 };
 
 // A cloned child whose exec is not confirmed yet (its report not read). The fds are the parent's

@@ -1,0 +1,113 @@
+// The Daemon's cgroups (SPEC §15): the choice at start-up, each service's cgroup, a
+// group-mode run's end held until its cgroup is empty, and kills that reach the whole
+// cgroup.
+
+#include <signal.h>
+#include <unistd.h>
+
+#include "daemon/shell/daemon.hpp"
+#include "daemon/shell/launch/launcher.hpp"
+
+namespace pkit::shell {
+
+bool Daemon::open_cgroups() {
+    config::CgroupMode mode = m_supervisor.daemon_spec().cgroups;
+    m_cgroup_choice = choose_cgroup(mode, mode == config::CgroupMode::off
+                                              ? CgroupFacts{}
+                                              : gather_cgroup_facts(m_options.proc_self));
+    if (m_cgroup_choice.enabled) {
+        auto tree = CgroupTree::open(m_cgroup_choice.path, ::getpid());
+        if (!tree) {
+            m_cgroup_choice = CgroupChoice{false, "", tree.error()};
+        } else {
+            m_cgroup_tree = std::move(*tree);
+        }
+    }
+    if (!m_cgroup_tree) {
+        if (mode == config::CgroupMode::required) {
+            log("error",
+                "cgroups = \"required\", but no cgroup can be used: " + m_cgroup_choice.reason);
+            return false;
+        }
+        if (mode == config::CgroupMode::automatic) {
+            log("info", "cgroups not used: " + m_cgroup_choice.reason);
+        }
+        return true;
+    }
+    m_run_cgroups = std::make_unique<RunCgroups>(
+        m_loop, *m_cgroup_tree, [this](std::size_t service, pid_t pid, int wait_status) {
+            on_cgroup_empty(service, pid, wait_status);
+        });
+    std::string controllers;
+    for (const std::string& c : m_cgroup_tree->controllers()) {
+        controllers += (controllers.empty() ? "" : " ") + c;
+    }
+    log("info", "cgroups: services run in " + m_cgroup_tree->root() +
+                    "/NAME (controllers: " + (controllers.empty() ? "none" : controllers) + ")");
+    if (!m_cgroup_tree->leftovers().empty()) {
+        std::string names;
+        for (const std::string& name : m_cgroup_tree->leftovers()) {
+            names += (names.empty() ? "" : ", ") + name;
+        }
+        log("warning", "killed what a previous pkitd left in the cgroups of " + names);
+    }
+    return true;
+}
+
+std::expected<std::string, std::string> Daemon::run_cgroup(std::size_t service) {
+    if (!m_run_cgroups) {
+        return std::string();
+    }
+    return m_run_cgroups->prepare(m_supervisor.service(service).name());
+}
+
+bool Daemon::hold_exit(std::size_t service, pid_t pid, int wait_status) {
+    const core::Service& s = m_supervisor.service(service);
+    if (!m_run_cgroups || s.spec().stop.mode != config::StopMode::group) {
+        return false;
+    }
+    return m_run_cgroups->hold(service, s.name(), pid, wait_status, s.spec().stop.signal,
+                               now().mono + s.spec().stop.timeout);
+}
+
+void Daemon::on_cgroup_empty(std::size_t service, pid_t pid, int wait_status) {
+    (void)service;
+    // The run has ended now: its exit goes on as if it had just been reaped.
+    ScopedFlag reaping(m_reaping);
+    handle_exit(pid, wait_status, false);
+    pump();
+}
+
+void Daemon::signal_action(const core::SignalAction& a) {
+    if (m_run_cgroups) {
+        const std::string& name = m_supervisor.service(a.service).name();
+        if (m_run_cgroups->holding(a.service)) {
+            // The main process is gone (and its pid may be another's): the signal is for
+            // what is left, all of it in the cgroup.
+            if (a.signal == SIGKILL) {
+                m_run_cgroups->kill(name);
+            } else {
+                m_run_cgroups->signal(name, a.signal);
+            }
+            return;
+        }
+        if (a.signal == SIGKILL && a.group) {
+            // The stop timeout: processes that left the group die too.
+            m_run_cgroups->kill(name);
+        }
+    }
+    if (a.then_cont) {
+        stop_signal(a.pid, a.signal, a.group);
+    } else {
+        signal_run(a.pid, a.signal, a.group);
+    }
+}
+
+void Daemon::close_cgroups() {
+    m_run_cgroups.reset();
+    if (m_cgroup_tree) {
+        m_cgroup_tree->remove_all();
+    }
+}
+
+}  // namespace pkit::shell
