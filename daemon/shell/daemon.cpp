@@ -108,10 +108,6 @@ proto::DaemonStatus Daemon::daemon_status() const {
     return status;
 }
 
-std::vector<proto::Resources> Daemon::resources(const std::vector<std::size_t>& services) {
-    return read_group_resources(run_groups(m_supervisor, services), m_proc_stats);
-}
-
 void Daemon::command(const std::function<void(core::Supervisor&, core::Now)>& act) {
     resolve_launches();
     act(m_supervisor, now());

@@ -5,6 +5,7 @@
 #include <signal.h>
 #include <unistd.h>
 
+#include "daemon/shell/control/health_view.hpp"
 #include "daemon/shell/daemon.hpp"
 #include "daemon/shell/launch/launcher.hpp"
 
@@ -101,6 +102,38 @@ void Daemon::signal_action(const core::SignalAction& a) {
     } else {
         signal_run(a.pid, a.signal, a.group);
     }
+}
+
+std::vector<proto::Resources> Daemon::resources(const std::vector<std::size_t>& services) {
+    std::vector<pid_t> groups = run_groups(m_supervisor, services);
+    if (!m_run_cgroups) {
+        return read_group_resources(groups, m_proc_stats);
+    }
+    // With cgroups a run is its cgroup: processes that left its group count, and its
+    // CPU time includes what exited processes used.
+    std::vector<std::pair<pid_t, std::size_t>> members;
+    for (std::size_t k = 0; k < services.size(); ++k) {
+        if (groups[k] > 0) {
+            for (pid_t pid : m_cgroup_tree->procs(m_supervisor.service(services[k]).name())) {
+                members.emplace_back(pid, k);
+            }
+        }
+    }
+    std::vector<proto::Resources> result =
+        read_group_resources(groups, m_proc_stats, std::move(members));
+    for (std::size_t k = 0; k < services.size(); ++k) {
+        if (groups[k] <= 0) {
+            continue;
+        }
+        const std::string& name = m_supervisor.service(services[k]).name();
+        if (auto cpu = m_run_cgroups->run_cpu_seconds(services[k], name)) {
+            result[k].cpu_seconds = *cpu;
+        }
+        if (auto memory = m_cgroup_tree->memory_current(name)) {
+            result[k].rss_bytes = static_cast<std::int64_t>(*memory);
+        }
+    }
+    return result;
 }
 
 void Daemon::close_cgroups() {

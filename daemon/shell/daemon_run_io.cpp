@@ -112,6 +112,9 @@ void Daemon::on_launched(std::size_t service, std::uint64_t run,
     attach_pipes(service, *pipes, outcome->stdout_fd, core::Stream::stdout_);
     attach_pipes(service, *pipes, outcome->stderr_fd, core::Stream::stderr_);
     m_run_records.started(service, outcome->pid);
+    if (m_run_cgroups) {
+        m_run_cgroups->run_started(service, s.name());
+    }
     m_supervisor.on_spawned(service, run, outcome->pid, now());
 }
 

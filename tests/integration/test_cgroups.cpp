@@ -209,3 +209,28 @@ TEST_CASE("required without a writable cgroup: pkitd exits 3 saying why") {
                          cg->path() + " is not writable: mounted read-only") != std::string::npos,
         pkitd.log());
 }
+
+TEST_CASE("with cgroups a run's resources count the processes that left its group") {
+    NEED_CGROUP(cg);
+    TempDir dir;
+    // The escaped process burns CPU for a moment, then sleeps.
+    const std::string burner =
+        "setsid sh -c 'i=0; while [ $i -lt 20000 ]; do i=$((i+1)); done; "
+        "touch " +
+        dir.file("burnt") + "; exec sleep 1000' & ";
+    dir.service("web", sh_command(burner + "exec sleep 1000"));
+    Daemon pkitd(dir, {.cgroup = cg->path()});
+    pkitd.wait_ready();
+    Client client = pkitd.client();
+    wait_running(client, "web");
+    wait_file(dir.file("burnt"));
+    json reply = client.request({{"cmd", "status"}, {"services", {"web"}}, {"resources", true}});
+    json used = reply["result"]["services"][0]["resources"];
+    REQUIRE_MESSAGE(used.is_object(), reply.dump());
+    // The main process and the escaped one, though only the main one is in the group.
+    CHECK_MESSAGE(used["processes"] == 2, used.dump());
+    CHECK_MESSAGE(used["rss_bytes"].get<double>() > 0, used.dump());
+    // The escaped process's loop ran in the cgroup: its CPU time is the run's.
+    CHECK_MESSAGE(used["cpu_seconds"].get<double>() > 0.0, used.dump());
+    CHECK(pkitd.stop() == 0);
+}

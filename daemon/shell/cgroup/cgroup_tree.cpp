@@ -225,6 +225,28 @@ std::optional<std::uint64_t> CgroupTree::cpu_usage_usec(std::string_view name) c
     return stat ? parse_keyed(*stat, "usage_usec") : std::nullopt;
 }
 
+std::optional<std::uint64_t> CgroupTree::memory_current(std::string_view name) const {
+    auto text = read_small_file(dir(name) + "/memory.current");
+    std::uint64_t value = 0;
+    if (!text || text->empty()) {
+        return std::nullopt;
+    }
+    for (char c : *text) {
+        if (c == '\n') {
+            break;
+        }
+        if (c < '0' || c > '9') {
+            return std::nullopt;
+        }
+        value = value * 10 + static_cast<std::uint64_t>(c - '0');
+    }
+    return value;
+}
+
+std::vector<pid_t> CgroupTree::procs(std::string_view name) const {
+    return parse_pids(read_small_file(dir(name) + "/cgroup.procs").value_or(""));
+}
+
 void CgroupTree::remove_all() {
     if (std::exchange(m_removed, true)) {
         return;

@@ -49,6 +49,10 @@ public:
     std::size_t signal(std::string_view name, int signo) const;
     // cpu.stat usage_usec of ROOT/NAME.
     std::optional<std::uint64_t> cpu_usage_usec(std::string_view name) const;
+    // memory.current of ROOT/NAME; nullopt without the memory controller.
+    std::optional<std::uint64_t> memory_current(std::string_view name) const;
+    // The processes in ROOT/NAME (cgroup.procs).
+    std::vector<pid_t> procs(std::string_view name) const;
 
     // Removes the cgroups it made (they must be empty), gives the controllers back,
     // moves pkitd back into ROOT and removes ROOT/_pkitd. Idempotent.

@@ -55,6 +55,12 @@ public:
     // Kills every held cgroup now (a second SIGTERM).
     void kill_held();
 
+    // A run of `service` started: its cgroup's CPU time from now on is the run's.
+    void run_started(std::size_t service, const std::string& name);
+    // The CPU time of `service`'s current run, from its cgroup (cpu.stat), which counts
+    // every process that was ever in it, exited or not.
+    std::optional<double> run_cpu_seconds(std::size_t service, const std::string& name) const;
+
     // The earliest kill deadline of a held exit.
     std::optional<core::TimePoint> next_deadline() const;
     // Kills the cgroups whose deadline is due.
@@ -77,6 +83,8 @@ private:
     CgroupTree& m_tree;
     Emptied m_emptied;
     std::vector<std::unique_ptr<Held>> m_held;
+    // Per service: cpu.stat usage_usec when its current run started.
+    std::vector<std::optional<std::uint64_t>> m_cpu_base;
 };
 
 }  // namespace pkit::shell

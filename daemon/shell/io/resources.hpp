@@ -10,6 +10,7 @@
 #include <cstdint>
 #include <string_view>
 #include <unordered_map>
+#include <utility>
 #include <vector>
 
 #include "proto/status.hpp"
@@ -70,8 +71,11 @@ private:
 
 // The sums for each process group of `pgids` (same order; a group with no live
 // process has processes 0). Processes that vanish while being read are skipped.
-std::vector<proto::Resources> read_group_resources(const std::vector<pid_t>& pgids,
-                                                   ProcStatCache& cache);
+// `members` (pid, position) adds processes outside those groups to a position's sums:
+// those a run's cgroup lists that left its process group.
+std::vector<proto::Resources> read_group_resources(
+    const std::vector<pid_t>& pgids, ProcStatCache& cache,
+    std::vector<std::pair<pid_t, std::size_t>> members = {});
 
 // One /proc/PID/stat line, parsed: the fields the sums need. Pure, for tests.
 struct ProcStat {
