@@ -152,7 +152,44 @@ struct SizeFigures {
     std::vector<double> reload_one_file;
     double shutdown = NAN;       // services that stop at SIGTERM
     double shutdown_slow = NAN;  // services that each take their 1 s stop timeout
+    double floor = NAN;          // the same processes ended without pkitd
 };
+
+// The kernel's share of a shutdown, without pkitd: `services` `sleep 1000` children,
+// each in its own process group as pkitd starts them, sent SIGTERM and SIGCONT as pkitd
+// sends them, then reaped. Ending a process costs the kernel work that grows with the
+// number of processes; this is the floor under any supervisor's shutdown.
+double bare_floor(std::size_t services) {
+    std::vector<pid_t> children;
+    children.reserve(services);
+    for (std::size_t i = 0; i < services; ++i) {
+        pid_t pid = ::fork();
+        if (pid == 0) {
+            ::setpgid(0, 0);
+            ::execl("/bin/sleep", "sleep", "1000", static_cast<char*>(nullptr));
+            ::_exit(127);
+        }
+        if (pid < 0) {
+            break;
+        }
+        ::setpgid(pid, pid);
+        children.push_back(pid);
+    }
+    sleep_seconds(2.0);  // every child has exec'd: the processes pkitd would end
+    double begin = mono_seconds();
+    for (pid_t pid : children) {
+        ::kill(-pid, SIGTERM);
+        ::kill(-pid, SIGCONT);
+    }
+    for (std::size_t reaped = 0; reaped < children.size();) {
+        if (::waitpid(-1, nullptr, 0) > 0) {
+            ++reaped;
+        } else if (errno == ECHILD) {
+            break;
+        }
+    }
+    return children.empty() ? NAN : mono_seconds() - begin;
+}
 
 // Waits for an event of `type` for `service` on a subscribed connection.
 bool wait_event(Client& events, const std::string& type, const std::string& service,
@@ -188,8 +225,20 @@ std::unique_ptr<Pkitd> running_pkitd(const std::string& binary, const TempDir& d
     if (!pkitd->connect(client)) {
         return nullptr;
     }
-    std::size_t running = count_state(services_of(client.request_json(k_status)), "running");
+    json all = services_of(client.request_json(k_status));
+    std::size_t running = count_state(all, "running");
     print_note(std::to_string(running) + " of " + std::to_string(services) + " running");
+    // Those that could not launch for want of descriptors retry, and would take the
+    // descriptors that a measured restart frees: they are stopped.
+    json idle = json::array();
+    for (const json& s : all) {
+        if (s.value("state", "") != "running") {
+            idle.push_back(s.value("name", ""));
+        }
+    }
+    if (!idle.empty()) {
+        client.request_json(json{{"id", 3}, {"cmd", "stop"}, {"services", idle}}.dump(), 60.0);
+    }
     return pkitd;
 }
 
@@ -237,6 +286,7 @@ SizeFigures measure_size(const std::string& binary, const std::string& pkitctl,
         }
         f.shutdown = pkitd->stop(120.0);
     }
+    f.floor = bare_floor(services);
     {
         // SIGWINCH is ignored by sleep(1): each stop lasts its 1 s timeout, then SIGKILL.
         TempDir dir("pkit-bench-growth");
@@ -297,6 +347,14 @@ int growth(const std::string& binary, const std::string& pkitctl, std::size_t fr
                large.reload_one_file, 12, 100);
     growth_row("SIGTERM until exit (services stop at once)", {small.shutdown}, {large.shutdown}, 12,
                0);
+    growth_row("  the kernel's floor: the same kill and reap, no pkitd", {small.floor},
+               {large.floor}, 12, 0);
+    if (!std::isnan(large.floor) && !std::isnan(large.shutdown_slow)) {
+        print_note("each stop takes 1 s: pkitd's shutdown minus 1 s is " +
+                   format_number((large.shutdown_slow - 1.0) * 1e3, 0) + " ms at " +
+                   std::to_string(to) + " services, the kernel's floor " +
+                   format_number(large.floor * 1e3, 0) + " ms");
+    }
     // The slowest service's stop is its 1 s timeout.
     growth_row("SIGTERM until exit (each stop takes 1 s)", {small.shutdown_slow},
                {large.shutdown_slow}, 12, 1000);
