@@ -176,6 +176,17 @@ struct ProcessSpec {
 
 // pkitd holds one per service for its whole life, so the sections most services leave
 // out are OutOfLine (out_of_line.hpp): one null pointer each until a file sets them.
+// SPEC §15 [resources]: limits written to the service's cgroup; unset: no limit.
+struct ResourceLimits {
+    std::optional<std::uint64_t> memory_max;   // bytes
+    std::optional<std::uint64_t> memory_high;  // bytes
+    std::optional<double> cpu_max;             // cores
+    std::optional<std::int64_t> cpu_weight;    // 1-10000
+    std::optional<std::int64_t> pids_max;
+    std::optional<std::int64_t> io_weight;  // 1-10000
+    bool operator==(const ResourceLimits&) const = default;
+};
+
 struct ServiceSpec {
     std::string name;
     std::string file;  // the path pkitd opened, for messages
@@ -198,6 +209,7 @@ struct ServiceSpec {
     OutOfLine<ReadySpec> ready;
     StopSpec stop;
     OutputSpec output;
+    OutOfLine<ResourceLimits> resources;
 
     bool operator==(const ServiceSpec&) const = default;
 };

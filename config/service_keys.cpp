@@ -196,7 +196,8 @@ ServiceDraft parse_service(const Diags& d, const toml::table& root, const LoadOp
         {"command",   "cwd",      "env",     "clear_env", "env_file",      "umask",
          "rlimits",   "user",     "group",   "after",     "success_codes", "timeout",
          "autostart", "escalate", "restart", "storm",     "stop_when",     "give_up_when",
-         "health",    "ready",    "stop",    "output",    "type",          "affects_readiness"},
+         "health",    "ready",    "stop",    "output",    "type",          "affects_readiness",
+         "resources"},
         Pos{});
     if (top.get("command") == nullptr) {
         d.error(top.header_pos(), "missing required key \"command\"");
@@ -241,6 +242,9 @@ ServiceDraft parse_service(const Diags& d, const toml::table& root, const LoadOp
     spec.ready.set(std::move(ready));
     parse_stop(top, spec.stop);
     parse_output(top, spec.output);
+    ResourceLimits resources;
+    parse_resources(top, resources);
+    spec.resources.set(std::move(resources));
     if (spec.type == ServiceType::oneshot) {
         check_oneshot(top, spec);
     }

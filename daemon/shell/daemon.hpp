@@ -221,6 +221,9 @@ private:
     // The cgroup directory a run of `service` joins: "" without cgroups; the reason
     // when it cannot be made.
     std::expected<std::string, std::string> run_cgroup(std::size_t service);
+    // Writes `service`'s [resources] to its cgroup when they differ from what was last
+    // written (or reports them not applied, without cgroups), and logs what was not.
+    void apply_limits(std::size_t service);
     // Holds the exit of `service`'s run while its cgroup still holds processes; true
     // when held (delivered later by on_cgroup_empty).
     bool hold_exit(std::size_t service, pid_t pid, int wait_status);
@@ -299,6 +302,8 @@ private:
     CgroupChoice m_cgroup_choice;
     std::unique_ptr<CgroupTree> m_cgroup_tree;
     std::unique_ptr<RunCgroups> m_run_cgroups;
+    // Per service launched so far: the [resources] last applied (or reported).
+    std::vector<config::ResourceLimits> m_limits_applied;
     // The reload's read in the background; last, so that it is detached first.
     BackgroundLoad m_loading{m_loop};
 };

@@ -5,6 +5,7 @@
 #include <signal.h>
 #include <unistd.h>
 
+#include "daemon/shell/cgroup/cgroup_limits.hpp"
 #include "daemon/shell/control/health_view.hpp"
 #include "daemon/shell/daemon.hpp"
 #include "daemon/shell/launch/launcher.hpp"
@@ -56,10 +57,40 @@ bool Daemon::open_cgroups() {
 }
 
 std::expected<std::string, std::string> Daemon::run_cgroup(std::size_t service) {
+    if (service >= m_limits_applied.size()) {
+        m_limits_applied.resize(m_supervisor.size());
+    }
     if (!m_run_cgroups) {
+        apply_limits(service);
         return std::string();
     }
-    return m_run_cgroups->prepare(m_supervisor.service(service).name());
+    auto dir = m_run_cgroups->prepare(m_supervisor.service(service).name());
+    if (dir) {
+        apply_limits(service);
+    }
+    return dir;
+}
+
+void Daemon::apply_limits(std::size_t service) {
+    const core::Service& s = m_supervisor.service(service);
+    const config::ResourceLimits& limits = *s.spec().resources;
+    config::ResourceLimits& before = m_limits_applied[service];
+    if (limits == before) {
+        return;
+    }
+    LimitReport report;
+    if (m_run_cgroups) {
+        if (!m_run_cgroups->prepare(s.name())) {
+            return;  // its launch says why
+        }
+        report = apply_limits_to(*m_cgroup_tree, s.name(), limits, before);
+    } else {
+        report = limits_not_applied(limits, "cgroups not used: " + m_cgroup_choice.reason);
+    }
+    before = limits;
+    if (!report.not_applied.empty()) {
+        log("warning", s.name() + ": [resources] not applied: " + describe_not_applied(report));
+    }
 }
 
 bool Daemon::hold_exit(std::size_t service, pid_t pid, int wait_status) {

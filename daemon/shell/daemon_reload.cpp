@@ -111,6 +111,10 @@ Daemon::ReloadResult Daemon::apply_reload(config::LoadResult tree) {
     // Added services got new slots: the shell's per-service state grows with them.
     m_notify.resize(m_supervisor.size());
     m_pipes.resize(m_supervisor.size());
+    // Changed [resources] go to the cgroups of the services that have one now.
+    for (std::size_t service = 0; service < m_limits_applied.size(); ++service) {
+        apply_limits(service);
+    }
     pump();
     return outcome;
 }

@@ -234,3 +234,42 @@ TEST_CASE("with cgroups a run's resources count the processes that left its grou
     CHECK_MESSAGE(used["cpu_seconds"].get<double>() > 0.0, used.dump());
     CHECK(pkitd.stop() == 0);
 }
+
+TEST_CASE("a [resources] limit whose controller is not available is reported in the log") {
+    NEED_CGROUP(cg);
+    TempDir dir;
+    dir.service("web", runner_toml() + "[resources]\nmemory_max = \"64MiB\"\ncpu_weight = 50\n");
+    std::string controllers;
+    SUBCASE("with cgroups") {
+        Daemon pkitd(dir, {.cgroup = cg->path()});
+        pkitd.wait_ready();
+        Client client = pkitd.client();
+        wait_running(client, "web");
+        json daemon = daemon_status(client);
+        std::vector<std::string> enabled = daemon["cgroups"]["controllers"];
+        for (const char* controller : {"memory", "cpu"}) {
+            if (std::ranges::find(enabled, controller) != enabled.end()) {
+                continue;  // a machine that has it: applied, not reported
+            }
+            std::string key = std::string(controller) == "memory" ? "memory_max" : "cpu_weight";
+            std::string line =
+                key + " (the " + controller + " controller is not available in " + cg->path() + ")";
+            wait_for([&] { return pkitd.log().find(line) != std::string::npos; }, 5s,
+                     "the log names " + key, [&] { return pkitd.log(); });
+        }
+        CHECK(pkitd.stop() == 0);
+    }
+    SUBCASE("without cgroups") {
+        dir.daemon_config("cgroups = \"off\"\n");
+        Daemon pkitd(dir, {.cgroup = cg->path()});
+        pkitd.wait_ready();
+        Client client = pkitd.client();
+        wait_running(client, "web");
+        const std::string line =
+            "web: [resources] not applied: cpu_weight (cgroups not used: cgroups = \"off\"); "
+            "memory_max (cgroups not used: cgroups = \"off\")";
+        wait_for([&] { return pkitd.log().find(line) != std::string::npos; }, 5s,
+                 "the log names both limits", [&] { return pkitd.log(); });
+        CHECK(pkitd.stop() == 0);
+    }
+}
