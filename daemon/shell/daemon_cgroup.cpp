@@ -64,7 +64,7 @@ std::expected<std::string, std::string> Daemon::run_cgroup(std::size_t service) 
         apply_limits(service);
         return std::string();
     }
-    auto dir = m_run_cgroups->prepare(m_supervisor.service(service).name());
+    auto dir = m_run_cgroups->prepare(service, m_supervisor.service(service).name());
     if (dir) {
         apply_limits(service);
     }
@@ -80,7 +80,7 @@ void Daemon::apply_limits(std::size_t service) {
     }
     LimitReport report;
     if (m_run_cgroups) {
-        if (!m_run_cgroups->prepare(s.name())) {
+        if (!m_run_cgroups->prepare(service, s.name())) {
             return;  // its launch says why
         }
         report = apply_limits_to(*m_cgroup_tree, s.name(), limits, before);

@@ -45,6 +45,7 @@ void Daemon::spawn_now(std::size_t service, std::uint64_t run) {
         return;
     } else {
         request.cgroup_dir = std::move(*cgroup);
+        request.cgroup_clone = !m_cgroup_tree || !m_cgroup_tree->was_killed(s.name());
     }
     auto prepared = prepare_launch(request);
     if (!prepared) {

@@ -273,3 +273,32 @@ TEST_CASE("a [resources] limit whose controller is not available is reported in 
         CHECK(pkitd.stop() == 0);
     }
 }
+
+TEST_CASE("with cgroups a service whose cgroup was killed at its stop starts again") {
+    NEED_CGROUP(cg);
+    TempDir dir;
+    dir.service("web",
+                sh_command("trap '' TERM; exec sleep 1000") + "[stop]\ntimeout = \"300ms\"\n");
+    Daemon pkitd(dir, {.cgroup = cg->path()});
+    pkitd.wait_ready();
+    Client client = pkitd.client();
+    wait_running(client, "web");
+    CommandResult stopped = ctl(pkitd, {"stop", "web"});
+    CHECK_MESSAGE(stopped.exit_code == 0, stopped.all());
+    CHECK(last_exit(status(client, "web"))["signal"] == "SIGKILL");
+
+    CommandResult started = ctl(pkitd, {"start", "web"});
+    CHECK_MESSAGE(started.exit_code == 0, started.all());
+    json web = wait_running(client, "web", 2);
+    pid_t pid = web["pid"].get<pid_t>();
+    // The second run really runs its program in the cgroup.
+    wait_for(
+        [&] {
+            auto info = proc_info(pid);
+            return info && info->cmdline == "sleep 1000";
+        },
+        5s, "run 2 execs sleep", [&] { return status(client, "web").dump(); });
+    CHECK(lists(cg->read("web", "cgroup.procs"), pid));
+    CHECK(status(client, "web")["run"] == 2);
+    CHECK(pkitd.stop() == 0);
+}

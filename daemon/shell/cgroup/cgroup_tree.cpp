@@ -199,7 +199,14 @@ std::optional<bool> CgroupTree::populated(std::string_view name) const {
     return events ? parse_populated(*events) : std::nullopt;
 }
 
-void CgroupTree::kill(std::string_view name) const {
+bool CgroupTree::was_killed(std::string_view name) const {
+    return std::ranges::find(m_killed, name) != m_killed.end();
+}
+
+void CgroupTree::kill(std::string_view name) {
+    if (!was_killed(name)) {
+        m_killed.emplace_back(name);
+    }
     if (write_file(dir(name) + "/cgroup.kill", "1")) {
         return;
     }

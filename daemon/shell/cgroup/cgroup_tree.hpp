@@ -44,7 +44,11 @@ public:
     std::optional<bool> populated(std::string_view name) const;
     // SIGKILL to every process in ROOT/NAME: cgroup.kill, or a kill loop over
     // cgroup.procs on kernels without it (before 5.14).
-    void kill(std::string_view name) const;
+    void kill(std::string_view name);
+    // Whether kill() was ever called for ROOT/NAME. Measured on 6.18: a child that
+    // clone3 starts in a cgroup (CLONE_INTO_CGROUP) once cgroup.kill was written to is
+    // killed at once, so such a cgroup's runs join it instead.
+    bool was_killed(std::string_view name) const;
     // `signo` to every process in ROOT/NAME; returns how many got it.
     std::size_t signal(std::string_view name, int signo) const;
     // cpu.stat usage_usec of ROOT/NAME.
@@ -67,6 +71,7 @@ private:
     std::vector<std::string> m_controllers;
     std::vector<std::string> m_made;  // names, including leftovers reused
     std::vector<std::string> m_leftovers;
+    std::vector<std::string> m_killed;
 };
 
 // Reads a small file whole; nullopt on any error.

@@ -11,12 +11,31 @@ namespace pkit::shell {
 RunCgroups::RunCgroups(uv_loop_t* loop, CgroupTree& tree, Emptied emptied)
     : m_loop(loop), m_tree(tree), m_emptied(std::move(emptied)) {}
 
+std::expected<std::string, std::string> RunCgroups::prepare(std::size_t service,
+                                                            const std::string& name) {
+    if (service < m_made.size() && m_made[service]) {
+        return m_tree.dir(name);
+    }
+    auto dir = m_tree.make(name);
+    if (dir) {
+        if (service >= m_made.size()) {
+            m_made.resize(service + 1);
+        }
+        m_made[service] = true;
+    }
+    return dir;
+}
+
 bool RunCgroups::hold(std::size_t service, const std::string& name, pid_t pid, int wait_status,
                       int signo, core::TimePoint kill_at) {
+    // Most runs leave nothing behind: one read of cgroup.events says so.
+    if (!m_tree.populated(name).value_or(false)) {
+        return false;
+    }
     auto held = std::make_unique<Held>(Held{service, name, pid, wait_status, kill_at});
     held->watch = std::make_unique<UvHandle<uv_fs_event_t>>(this);
-    // Watched before it is read: an emptying between the read and the watch cannot be
-    // missed.
+    // Read again once watched: an emptying between the first read and the watch cannot
+    // be missed.
     std::string events = m_tree.dir(name) + "/cgroup.events";
     if (held->watch->init(uv_fs_event_init, m_loop) != 0 ||
         uv_fs_event_start(held->watch->get(), &RunCgroups::on_event, events.c_str(), 0) != 0) {

@@ -34,10 +34,9 @@ public:
 
     CgroupTree& tree() const { return m_tree; }
 
-    // The cgroup directory of `name`, created when missing; the reason when it cannot be.
-    std::expected<std::string, std::string> prepare(const std::string& name) {
-        return m_tree.make(name);
-    }
+    // The cgroup directory of `service`, named `name`, created when missing (once: later
+    // calls only name it); the reason when it cannot be.
+    std::expected<std::string, std::string> prepare(std::size_t service, const std::string& name);
 
     // Run `pid` of `service` (cgroup `name`) exited with `wait_status`. When its cgroup
     // still holds processes the exit is held: they get `signo` (and SIGCONT), the cgroup
@@ -49,7 +48,7 @@ public:
     bool holding(std::size_t service) const;
 
     // SIGKILL to everything in `name`'s cgroup (cgroup.kill).
-    void kill(const std::string& name) const { m_tree.kill(name); }
+    void kill(const std::string& name) { m_tree.kill(name); }
     // `signo` to everything in `name`'s cgroup.
     void signal(const std::string& name, int signo) const { m_tree.signal(name, signo); }
     // Kills every held cgroup now (a second SIGTERM).
@@ -83,6 +82,8 @@ private:
     CgroupTree& m_tree;
     Emptied m_emptied;
     std::vector<std::unique_ptr<Held>> m_held;
+    // Per service: whether its cgroup was made.
+    std::vector<bool> m_made;
     // Per service: cpu.stat usage_usec when its current run started.
     std::vector<std::optional<std::uint64_t>> m_cpu_base;
 };

@@ -29,8 +29,10 @@ struct LaunchRequest {
     std::vector<std::pair<std::string, std::string>> extra_env;
     // The run's record (run_records.hpp), written by the child; fd -1: none.
     ChildRecord record = {};
-    // The cgroup directory the child joins before anything else (SPEC §15); empty: none.
+    // The cgroup directory the child starts in, or joins before anything else (SPEC
+    // §15); empty: none. Without `cgroup_clone`, the child always joins it itself.
     std::string cgroup_dir;
+    bool cgroup_clone = true;
 };
 
 // A started run. The fds are the parent's ends of the child's stdout and stderr pipes,
