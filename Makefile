@@ -9,9 +9,11 @@ DEB_DEPS = cmake ninja-build ccache g++ make pkg-config libuv1-dev libtomlpluspl
 # Tools the integration tests use (python3 serves http probes; systemd-notify, setpriv
 # and unshare exercise sd_notify, peer credentials and PID 1; promtool checks the
 # metrics; dpkg-dev and lintian build and check the .deb; mandoc lints the man pages;
-# zsh and fish run pkitctl's completions). The fuzz corpora replay under g++'s
+# zsh and fish run pkitctl's completions; tmux gives `pkitctl top` a terminal;
+# shellcheck checks the bash completion; python3-yaml reads the Kubernetes manifests). The fuzz corpora replay under g++'s
 # sanitizers; `make fuzz` installs clang itself.
-TEST_DEPS = python3 systemd util-linux procps socat prometheus dpkg-dev lintian mandoc zsh fish
+TEST_DEPS = python3 systemd util-linux procps socat prometheus dpkg-dev lintian mandoc zsh fish \
+            tmux shellcheck python3-yaml
 # dpkg-shlibdeps computes the package's Depends; lintian checks it (make test too).
 PACKAGE_DEPS = dpkg-dev
 SUDO    := $(shell [ "$$(id -u)" = 0 ] || echo sudo)

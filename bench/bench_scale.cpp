@@ -107,17 +107,6 @@ Startup measure_startup(Pkitd& pkitd, std::size_t services) {
 }
 
 // Waits until `count` processes carry the marker of `dir`, without a word to pkitd.
-bool wait_processes(const std::string& dir, std::size_t count, double timeout) {
-    double until = mono_seconds() + timeout;
-    while (mono_seconds() < until) {
-        if (marked_processes(dir).size() >= count) {
-            return true;
-        }
-        sleep_seconds(0.05);
-    }
-    return false;
-}
-
 std::string mib(long kib) {
     return kib < 0 ? "n/a" : format_number(kib / 1024.0, 2);
 }
@@ -126,20 +115,6 @@ void memory_row(const std::string& what, long kib) {
     const double goal_kib = 8 * 1024;
     print_row(what, mib(kib), "MiB", "< 8 MiB", format_number(kib / goal_kib, 2) + "x goal",
               kib >= 0 && kib < goal_kib ? "meets" : "misses");
-}
-
-void time_row(const std::string& what, const std::vector<double>& seconds, double goal_ms) {
-    if (seconds.empty()) {
-        print_row(what, "n/a", "ms", "", "-", "no figure");
-        return;
-    }
-    double ms = median(seconds) * 1e3;
-    if (goal_ms <= 0) {
-        print_row(what, format_number(ms, 2), "ms", "", "", "");
-        return;
-    }
-    print_row(what, format_number(ms, 2), "ms", "< " + format_number(goal_ms, 0) + " ms",
-              format_number(ms / goal_ms, 2) + "x goal", ms < goal_ms ? "meets" : "misses");
 }
 
 // --- Growth: the same figures at two sizes ----------------------------------------

@@ -728,4 +728,31 @@ private:
     std::vector<Sample> m_samples;
 };
 
+// Waits until `count` processes carry the marker of the pkitd whose config is `dir`.
+inline bool wait_processes(const std::string& dir, std::size_t count, double timeout) {
+    double until = mono_seconds() + timeout;
+    while (mono_seconds() < until) {
+        if (marked_processes(dir).size() >= count) {
+            return true;
+        }
+        sleep_seconds(0.05);
+    }
+    return false;
+}
+
+// A median time against a goal (none when goal_ms <= 0).
+inline void time_row(const std::string& what, const std::vector<double>& seconds, double goal_ms) {
+    if (seconds.empty()) {
+        print_row(what, "n/a", "ms", "", "-", "no figure");
+        return;
+    }
+    double ms = median(seconds) * 1e3;
+    if (goal_ms <= 0) {
+        print_row(what, format_number(ms, 2), "ms", "", "", "");
+        return;
+    }
+    print_row(what, format_number(ms, 2), "ms", "< " + format_number(goal_ms, 0) + " ms",
+              format_number(ms / goal_ms, 2) + "x goal", ms < goal_ms ? "meets" : "misses");
+}
+
 }  // namespace pkit::bench

@@ -15,9 +15,10 @@ namespace fs = std::filesystem;
 // The steps of load_tree() for a tree of this one file: DIR/pkitd.toml, or
 // DIR/services/NAME.toml beside no pkitd.toml.
 LoadResult load(std::string_view text, TextKind kind, const std::string& file,
-                const LoadOptions& options, std::vector<Diagnostic>& diags) {
+                const LoadOptions& options, std::vector<Diagnostic>& diags, TableKeys* tables) {
     const fs::path path(file);
     Diags d(file, diags);
+    d.note_tables(tables);
     DaemonDraft daemon;
     std::vector<ServiceDraft> services;
     std::vector<std::string> known;
@@ -53,19 +54,30 @@ LoadResult load(std::string_view text, TextKind kind, const std::string& file,
     return tree;
 }
 
-}  // namespace
-
-LoadResult load_text(std::string_view text, TextKind kind, const std::string& file,
-                     const LoadOptions& options) {
+// load() with its every failure as a diagnostic: load_text() never throws.
+LoadResult load_noting(std::string_view text, TextKind kind, const std::string& file,
+                       const LoadOptions& options, TableKeys* tables) {
     std::vector<Diagnostic> diags;
     try {
-        return load(text, kind, file, options, diags);
+        return load(text, kind, file, options, diags, tables);
     } catch (const std::exception& e) {
         // Only resource exhaustion gets here, as in load_tree().
         diags.clear();
         diags.push_back({file, 1, 1, cat("cannot load the configuration: ", e.what())});
         return std::unexpected(std::move(diags));
     }
+}
+
+}  // namespace
+
+LoadResult load_text(std::string_view text, TextKind kind, const std::string& file,
+                     const LoadOptions& options) {
+    return load_noting(text, kind, file, options, nullptr);
+}
+
+LoadResult load_text(std::string_view text, TextKind kind, const std::string& file,
+                     const LoadOptions& options, TableKeys& tables) {
+    return load_noting(text, kind, file, options, &tables);
 }
 
 }  // namespace pkit::config

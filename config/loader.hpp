@@ -13,7 +13,9 @@
 #include <expected>
 #include <filesystem>
 #include <functional>
+#include <map>
 #include <memory>
+#include <set>
 #include <string>
 #include <string_view>
 #include <vector>
@@ -98,5 +100,14 @@ enum class TextKind { daemon, service };
 // it reads the same way; the fuzz targets (tests/fuzz/) call this.
 LoadResult load_text(std::string_view text, TextKind kind, const std::string& file,
                      const LoadOptions& options);
+
+// The keys the loader accepts in each table it read, by the table's dotted path (""
+// for the file's top level, "restart", "groups.web"); a table whose keys are free
+// (env, groups) has none. The same table read twice has its lists merged.
+using TableKeys = std::map<std::string, std::set<std::string>>;
+// load_text() that also notes, in `tables`, every table it read and its keys: the
+// program's own list of what pkit.toml(5) must document (the docs test).
+LoadResult load_text(std::string_view text, TextKind kind, const std::string& file,
+                     const LoadOptions& options, TableKeys& tables);
 
 }  // namespace pkit::config

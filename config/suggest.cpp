@@ -49,10 +49,16 @@ std::optional<std::string> closest(std::string_view word,
         if (candidate == word) {
             continue;
         }
+        std::size_t limit = std::clamp<std::size_t>(candidate.size() / 3, 1, 2);
+        // Lengths further apart than the limit are at least that many edits apart:
+        // skipped without the distance, so 10,000 service names cost little.
+        if (std::max(word.size(), candidate.size()) - std::min(word.size(), candidate.size()) >
+            limit) {
+            continue;
+        }
         std::string folded(candidate);
         std::ranges::transform(folded, folded.begin(), fold);
         std::size_t distance = edit_distance(folded_word, folded);
-        std::size_t limit = std::clamp<std::size_t>(candidate.size() / 3, 1, 2);
         if (distance <= limit && (!best || distance < best_distance)) {
             best = std::string(candidate);
             best_distance = distance;
@@ -65,6 +71,11 @@ std::optional<std::string> closest(std::string_view word,
                                    const std::vector<std::string>& candidates) {
     std::vector<std::string_view> views(candidates.begin(), candidates.end());
     return closest(word, std::span<const std::string_view>(views));
+}
+
+std::string did_you_mean(std::string_view word, const std::vector<std::string>& candidates) {
+    auto close = closest(word, candidates);
+    return close ? "; did you mean \"" + *close + "\"?" : std::string();
 }
 
 }  // namespace pkit::config::detail

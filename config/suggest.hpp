@@ -1,6 +1,6 @@
 #pragma once
-// "Did you mean" suggestions for unknown keys, values and names. Internal to
-// pkitconfig, pure, and tested directly.
+// "Did you mean" suggestions for unknown keys, values and names: the loader's, and
+// the service names pkitd and pkitctl do not know. Pure, and tested directly.
 
 #include <optional>
 #include <span>
@@ -22,5 +22,10 @@ std::optional<std::string> closest(std::string_view word,
                                    std::span<const std::string_view> candidates);
 std::optional<std::string> closest(std::string_view word,
                                    const std::vector<std::string>& candidates);
+
+// "; did you mean \"web\"?" when closest() finds a candidate for `word`, else "": the
+// tail of every "unknown X" message (keys in the loader, service names in pkitd and
+// pkitctl), so they all suggest alike.
+std::string did_you_mean(std::string_view word, const std::vector<std::string>& candidates);
 
 }  // namespace pkit::config::detail

@@ -84,7 +84,9 @@ TableReader::TableReader(const Diags& d, const toml::table& table, std::string p
       m_table(&table),
       m_path(std::move(path)),
       m_keys(std::move(keys)),
-      m_header(header) {}
+      m_header(header) {
+    d.note_table(m_path, m_keys);
+}
 
 const toml::node* TableReader::get(std::string_view key) const {
     return m_table->get(key);

@@ -39,6 +39,13 @@ void Diags::error(Pos pos, std::string message) const {
     m_out->push_back(Diagnostic{m_file, pos.line, pos.column, std::move(message)});
 }
 
+void Diags::note_table(const std::string& path, const std::vector<std::string_view>& keys) const {
+    if (m_tables != nullptr) {
+        auto& known = (*m_tables)[path];
+        known.insert(keys.begin(), keys.end());
+    }
+}
+
 std::string quote(std::string_view text) {
     std::string out = "\"";
     for (char c : text) {

@@ -38,10 +38,14 @@ public:
     Diags(std::string file, std::vector<Diagnostic>& out) : m_file(std::move(file)), m_out(&out) {}
     const std::string& file() const { return m_file; }
     void error(Pos pos, std::string message) const;
+    // Where TableReader notes each table it reads and its keys; null: nowhere.
+    void note_tables(TableKeys* tables) { m_tables = tables; }
+    void note_table(const std::string& path, const std::vector<std::string_view>& keys) const;
 
 private:
     std::string m_file;
     std::vector<Diagnostic>* m_out;
+    TableKeys* m_tables = nullptr;
 };
 
 // Concatenates strings, string views and literals: g++ 12 has no std::format.

@@ -12,11 +12,7 @@ namespace {
 
 std::string unknown_service(std::string_view what, const std::string& name,
                             const std::vector<std::string>& known) {
-    std::string message = cat(what, ": unknown service ", quote(name));
-    if (auto guess = closest(name, known)) {
-        message += cat("; did you mean ", quote(*guess), "?");
-    }
-    return message;
+    return cat(what, ": unknown service ", quote(name), did_you_mean(name, known));
 }
 
 // Every service name with a file, for lookups; `names` keeps the strings.

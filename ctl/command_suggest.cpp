@@ -18,8 +18,8 @@ std::string unknown_command_message(std::string_view word,
             }
         }
     }
-    if (auto close = config::detail::closest(word, commands)) {
-        return message + "; did you mean \"" + *close + "\"?";
+    if (auto suggestion = config::detail::did_you_mean(word, commands); !suggestion.empty()) {
+        return message + suggestion;
     }
     return message + "; `pkitctl --help` lists the commands";
 }

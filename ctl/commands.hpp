@@ -53,5 +53,7 @@ CommandSpec add_check(const GlobalOptions& global);
 CommandSpec add_wait(const GlobalOptions& global);
 CommandSpec add_health(const GlobalOptions& global);
 CommandSpec add_show(const GlobalOptions& global);
+CommandSpec add_upgrade(const GlobalOptions& global);
+CommandSpec add_top(const GlobalOptions& global);
 
 }  // namespace pkit::ctl

@@ -36,12 +36,7 @@ bool ended(const std::string& state) {
 LineSelection selection_of(const LogsOptions& options) {
     LineSelection selection{.stream = options.stream};
     if (!options.since.empty()) {
-        auto seconds = parse_since(options.since);
-        if (!seconds) {
-            throw usage_error("--since: \"" + options.since +
-                              "\" is not a duration (such as 30s, 5m, 1h30m, 500ms)");
-        }
-        selection.since = unix_now() - *seconds;
+        selection.since = unix_now() - duration_option("--since", options.since);
     }
     // With --since, every line newer than it, unless -n was given too.
     if (selection.since == std::nullopt || options.lines_given) {

@@ -19,6 +19,7 @@
 #include "ctl/command_suggest.hpp"
 #include "ctl/commands.hpp"
 #include "ctl/status_args.hpp"
+#include "ctl/time_text.hpp"
 #include "proto/version.hpp"
 
 using namespace pkit::ctl;
@@ -152,11 +153,13 @@ int main(int argc, char** argv) {
                    "$XDG_RUNTIME_DIR/pkit/pkitd.sock when only that one exists)")
         ->type_name("PATH");
     app.add_flag("--json", global.json, "print the protocol's result as JSON");
-    auto* timeout = app.add_option("--timeout", global.timeout,
-                                   "seconds to wait for a reply (stop, restart and wait: by "
-                                   "default as long as the work takes, plus 10 s)")
-                        ->type_name("SECONDS")
-                        ->check(CLI::PositiveNumber)
+    // Read as text and parsed by the one duration parser of the command line (after
+    // parsing, below): CLI11's range check printed its bounds as 310-digit numbers.
+    std::string timeout_text = "10s";
+    auto* timeout = app.add_option("--timeout", timeout_text,
+                                   "how long to wait for a reply: 5, 5s, 1m30s (stop, restart "
+                                   "and wait: by default as long as the work takes, plus 10 s)")
+                        ->type_name("DURATION")
                         ->capture_default_str();
     app.add_option(
            "--color", global.color,
@@ -174,7 +177,7 @@ int main(int argc, char** argv) {
         specs.push_back(std::move(command));
     }
     for (auto add : {add_signal, add_logs, add_events, add_explain, add_reload, add_shutdown,
-                     add_check, add_wait, add_health, add_show}) {
+                     add_check, add_wait, add_health, add_show, add_top, add_upgrade}) {
         specs.push_back(add(global));
     }
 
@@ -210,6 +213,9 @@ int main(int argc, char** argv) {
     global.timeout_given = timeout->count() > 0;
     set_color_mode(parse_color_mode(global.color).value_or(ColorMode::automatic));
     return run_command([&] {
+        if (global.timeout_given) {
+            global.timeout = duration_option("--timeout", timeout_text, true);
+        }
         for (const auto& command : commands) {
             if (command.app->parsed()) {
                 for (std::size_t i = 0; i < command.options.size(); ++i) {

@@ -12,6 +12,7 @@
 #include <unordered_map>
 
 #include "config/values.hpp"
+#include "ctl/status_filter.hpp"
 
 namespace pkit::ctl {
 namespace {
@@ -44,26 +45,37 @@ using Row = std::vector<Cell>;
 // last column is not padded. Each row is filled twice into one reused Row, widths first
 // and then the text, so that no table of cells is held: at 1,000 services that table
 // was ~100 pages, and on a VM each page is a fault of ~25 us.
+//
+// With a `width` (a terminal's columns; 0: none), a table wider than it has its first
+// column (the names) narrowed to fit (narrowed_names), each longer name cut with "…".
+
 template <typename Fill>
-std::string layout(std::size_t count, const Fill& fill, bool color) {
+std::string layout(std::size_t count, const Fill& fill, bool color, std::size_t width = 0) {
     Row row;
     std::vector<std::size_t> widths;
     std::size_t line_width = 0;
     for (std::size_t r = 0; r < count; ++r) {
         fill(r, row);
         widths.resize(std::max(widths.size(), row.size()));
-        std::size_t width = 0;
+        std::size_t line = 0;
         for (std::size_t i = 0; i < row.size(); ++i) {
             widths[i] = std::max(widths[i], row[i].text.size());
-            width += row[i].text.size() + 2;
+            line += row[i].text.size() + 2;
         }
-        line_width = std::max(line_width, width);
+        line_width = std::max(line_width, line);
+    }
+    const std::optional<std::size_t> name_columns = narrowed_names(widths, width);
+    if (name_columns) {
+        widths[0] = *name_columns;
     }
     std::string out;
     out.reserve(count * (line_width + 1));
     std::string line;
     for (std::size_t r = 0; r < count; ++r) {
         fill(r, row);
+        if (name_columns && !row.empty()) {
+            row[0].text = fit_columns(row[0].text, *name_columns);
+        }
         line.clear();
         for (std::size_t i = 0; i < row.size(); ++i) {
             const Cell& cell = row[i];
@@ -77,7 +89,7 @@ std::string layout(std::size_t count, const Fill& fill, bool color) {
                 line += k_reset;
             }
             if (i + 1 < row.size()) {
-                line.append(widths[i] - cell.text.size() + 2, ' ');
+                line.append(widths[i] - columns_of(cell.text) + 2, ' ');
             }
         }
         while (!line.empty() && line.back() == ' ') {
@@ -206,7 +218,8 @@ std::string health_text(const proto::ServiceStatus& status) {
     return status.health ? status.health->status : "-";
 }
 
-std::string render_table(const std::vector<proto::ServiceStatus>& services, bool color) {
+std::string render_table(const std::vector<proto::ServiceStatus>& services, bool color,
+                         std::size_t width) {
     const bool with_group = std::ranges::any_of(
         services, [](const proto::ServiceStatus& s) { return s.group.has_value(); });
     const bool with_type = any_oneshot(services);
@@ -224,10 +237,11 @@ std::string render_table(const std::vector<proto::ServiceStatus>& services, bool
         }
         status_row(row, status, status.name, group, with_type);
     };
-    return layout(services.size() + 1, fill, color);
+    return layout(services.size() + 1, fill, color, width);
 }
 
-std::string render_tree(const std::vector<proto::ServiceStatus>& services, bool color) {
+std::string render_tree(const std::vector<proto::ServiceStatus>& services, bool color,
+                        std::size_t width) {
     const bool with_type = any_oneshot(services);
     const bool with_resources = any_resources(services);
     // The lines in order: a service, or a group's line (status null) followed by its
@@ -274,7 +288,7 @@ std::string render_tree(const std::vector<proto::ServiceStatus>& services, bool 
         }
         status_row(row, *line.status, line.name, nullptr, with_type);
     };
-    return layout(lines.size() + 1, fill, color);
+    return layout(lines.size() + 1, fill, color, width);
 }
 
 }  // namespace pkit::ctl

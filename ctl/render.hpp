@@ -21,11 +21,16 @@ inline const std::vector<std::string> k_rendered_fields = {
 
 // NAME, [GROUP,] STATE, PID, UPTIME, RESTARTS, LAST EXIT, HEALTH; one row a service
 // in the given order, columns aligned. GROUP appears when any service has a group.
-std::string render_table(const std::vector<proto::ServiceStatus>& services, bool color);
+// With a `width` (a terminal's columns), names too long for it are cut with "…" (to
+// no fewer than 12 columns); 0: never cut.
+std::string render_table(const std::vector<proto::ServiceStatus>& services, bool color,
+                         std::size_t width = 0);
 
 // In the given (start) order: a service in no group as a row of its own; a group as a
 // line "NAME/" where its first member comes, with all its members indented below it.
-std::string render_tree(const std::vector<proto::ServiceStatus>& services, bool color);
+// `width` as for render_table.
+std::string render_tree(const std::vector<proto::ServiceStatus>& services, bool color,
+                        std::size_t width = 0);
 
 // "3m12s" for an uptime, "-" for none.
 std::string uptime_text(std::optional<double> seconds);

@@ -17,6 +17,7 @@ struct StatusOptions {
     std::vector<std::string> names;
     bool tree = false;
     bool resources = false;
+    std::vector<std::string> states;  // --state, as given (read by CLI11 only)
 };
 
 struct StatusArgs {

@@ -8,6 +8,7 @@
 #include <ctime>
 
 #include "config/values.hpp"
+#include "ctl/global_options.hpp"
 
 namespace pkit::ctl {
 
@@ -39,17 +40,35 @@ std::string seconds_words(double seconds) {
     return config::format_duration(duration);
 }
 
-std::optional<double> parse_since(std::string_view text) {
+std::optional<double> parse_duration_arg(std::string_view text) {
+    constexpr double k_longest = 1e9;  // about 31 years: more is a typo, not a wait
+    std::optional<double> seconds;
     if (auto duration = config::parse_duration(text)) {
-        return config::to_seconds(*duration);
+        seconds = config::to_seconds(*duration);
+    } else {
+        double value = 0;
+        const char* end = text.data() + text.size();
+        auto [at, error] = std::from_chars(text.data(), end, value);
+        if (!text.empty() && error == std::errc{} && at == end && std::isfinite(value)) {
+            seconds = value;
+        }
     }
-    double value = 0;
-    const char* end = text.data() + text.size();
-    auto [at, error] = std::from_chars(text.data(), end, value);
-    if (text.empty() || error != std::errc{} || at != end || !std::isfinite(value) || value < 0) {
+    if (!seconds || *seconds < 0 || *seconds > k_longest) {
         return std::nullopt;
     }
-    return value;
+    return seconds;
+}
+
+double duration_option(std::string_view option, std::string_view text, bool positive) {
+    auto seconds = parse_duration_arg(text);
+    if (!seconds) {
+        throw usage_error(std::string(option) + ": \"" + std::string(text) +
+                          "\" is not a duration (such as 5, 30s, 1m30s, 250ms)");
+    }
+    if (positive && *seconds <= 0) {
+        throw usage_error(std::string(option) + ": must be more than 0");
+    }
+    return *seconds;
 }
 
 double unix_now() {

@@ -15,9 +15,16 @@ std::string clock_text(double at);
 // under a second, one under a minute, then the two largest units).
 std::string seconds_words(double seconds);
 
-// `--since` DURATION in seconds: a duration of pkit.toml(5) ("2s", "1m30s", "500ms")
-// or a bare number of seconds ("2", "0.5"); nullopt when malformed or negative.
-std::optional<double> parse_since(std::string_view text);
+// A DURATION of the command line (`wait --within`, `logs --since`, `--timeout`,
+// `top --interval`) in seconds: a duration of pkit.toml(5) ("2s", "1m30s", "500ms")
+// or a bare number of seconds ("2", "0.5"); nullopt when malformed, negative or
+// beyond 1e9 seconds. Every option that takes a DURATION reads it with this.
+std::optional<double> parse_duration_arg(std::string_view text);
+
+// parse_duration_arg() for `option`, or a usage error (exit 2) that says what a
+// duration looks like: `--within: "abc" is not a duration (such as 5, 30s, 1m30s,
+// 250ms)`. With `positive`, zero is refused too.
+double duration_option(std::string_view option, std::string_view text, bool positive = false);
 
 // The wall clock now, in unix seconds (what `at` counts).
 double unix_now();

@@ -8,10 +8,10 @@
 #include <iostream>
 #include <memory>
 
-#include "config/values.hpp"
 #include "ctl/client.hpp"
 #include "ctl/commands.hpp"
 #include "ctl/common.hpp"
+#include "ctl/time_text.hpp"
 
 namespace pkit::ctl {
 namespace {
@@ -30,15 +30,11 @@ int run_wait(const GlobalOptions& global, const WaitOptions& options) {
     if (!options.names.empty() && options.all) {
         throw usage_error("wait: give service names or --all, not both");
     }
-    auto within = config::parse_duration(options.within);
-    if (!within) {
-        throw usage_error("wait: --within: \"" + options.within +
-                          "\" is not a duration (\"30s\", \"1m30s\", \"250ms\", 5)");
-    }
+    const double within = duration_option("--within", options.within);
     proto::Request request{
         .cmd = proto::Command::wait, .services = options.names, .all = options.all};
     request.wait_for = options.condition;
-    request.within = std::chrono::duration<double>(*within).count();
+    request.within = within;
 
     Client client(socket_path(global), timeout_for_work(global, request.within));
     client.send(request);

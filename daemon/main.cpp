@@ -4,17 +4,23 @@
 #include <unistd.h>
 #include <uv.h>
 
+#include <sys/mman.h>
 #include <sys/stat.h>
 #include <unistd.h>
 
 #include <CLI/CLI.hpp>
 #include <cerrno>
+#include <cstdio>
 #include <cstdlib>
 #include <cstring>
+#include <expected>
+#include <filesystem>
 #include <iostream>
 
 #include "config/loader.hpp"
+#include "daemon/core/persist.hpp"
 #include "daemon/shell/daemon.hpp"
+#include "daemon/shell/upgrade/state_file.hpp"
 #include "proto/socket_path.hpp"
 #include "proto/version.hpp"
 
@@ -26,6 +32,8 @@ struct Options {
     bool check = false;
     std::string log_format = "text";
     bool version = false;
+    bool upgrade_check = false;
+    int resume_fd = -1;
 };
 
 std::string env_or(const char* name, std::string fallback) {
@@ -88,11 +96,79 @@ pkit::shell::SystemdEnvironment take_systemd_environment() {
     return systemd;
 }
 
+// The path of the running binary: what `upgrade` execs when given none. After the
+// package manager replaced the file, /proc/self/exe says "(deleted)": the path is
+// still where the new one is.
+std::string running_binary() {
+    std::error_code error;
+    std::string path = std::filesystem::read_symlink("/proc/self/exe", error).string();
+    const std::string deleted = " (deleted)";
+    if (path.size() > deleted.size() && path.ends_with(deleted)) {
+        path.resize(path.size() - deleted.size());
+    }
+    return path;
+}
+
+// The state a previous pkitd handed over in `fd` (SPEC §16): parsed where the memory
+// file lies, mapped (no copy of its text stays on the heap), then closed; discarded
+// when it is not JSON.
+nlohmann::json read_state(int fd) {
+    nlohmann::json doc = nlohmann::json::value_t::discarded;
+    struct stat info {};
+    if (::fstat(fd, &info) == 0 && info.st_size > 0) {
+        auto size = static_cast<std::size_t>(info.st_size);
+        void* at = ::mmap(nullptr, size, PROT_READ, MAP_PRIVATE, fd, 0);
+        if (at != MAP_FAILED) {
+            const char* text = static_cast<const char*>(at);
+            doc = nlohmann::json::parse(text, text + size, nullptr, false);
+            ::munmap(at, size);
+        }
+    }
+    ::close(fd);
+    return doc;
+}
+
+// Closes every descriptor above stderr: what a previous pkitd left open that this one
+// will not adopt (its listeners, its runs' pipes, its records' lock).
+void close_inherited() {
+    std::vector<int> open;
+    std::error_code error;
+    for (const auto& entry : std::filesystem::directory_iterator("/proc/self/fd", error)) {
+        int fd = std::atoi(entry.path().filename().c_str());
+        if (fd > 2) {
+            open.push_back(fd);
+        }
+    }
+    for (int fd : open) {
+        ::close(fd);
+    }
+}
+
+// Checks the handed-over state against this configuration, on a scratch supervisor;
+// the reason it cannot be used, or the document.
+std::expected<nlohmann::json, std::string> usable_state(nlohmann::json doc,
+                                                        const pkit::config::Tree& tree) {
+    if (doc.is_discarded()) {
+        return std::unexpected("the state is not valid JSON");
+    }
+    pkit::core::Supervisor scratch(tree, [] { return 0.5; });
+    auto applied =
+        pkit::shell::upgrade::apply_state(doc, scratch, std::chrono::steady_clock::now());
+    if (!applied) {
+        return std::unexpected(applied.error());
+    }
+    return std::expected<nlohmann::json, std::string>(std::in_place, std::move(doc));
+}
+
 int run(const Options& options, pkit::shell::SystemdEnvironment systemd) {
     std::string dir =
         options.config_dir.empty() ? env_or("PKIT_CONFIG", "/etc/pkit") : options.config_dir;
     // The start-up load keeps nothing: the reload cache is filled by the first reload,
     // so a pkitd that is never reloaded holds one copy of each service, not two.
+    nlohmann::json state;
+    if (options.resume_fd >= 0) {
+        state = read_state(options.resume_fd);
+    }
     auto tree = pkit::config::load_tree(dir, pkit::config::default_load_options());
     if (!tree) {
         for (const auto& diagnostic : tree.error()) {
@@ -116,6 +192,20 @@ int run(const Options& options, pkit::shell::SystemdEnvironment systemd) {
         options.log_format == "json" ? pkit::shell::LogFormat::json : pkit::shell::LogFormat::text;
     daemon_options.systemd = std::move(systemd);
     daemon_options.load_cache = std::make_shared<pkit::config::LoadCache>();
+    daemon_options.binary = running_binary();
+    if (options.resume_fd >= 0) {
+        auto usable = usable_state(std::move(state), *tree);
+        if (usable) {
+            daemon_options.resume = std::move(*usable);
+        } else {
+            // Nothing is adopted: the listeners are bound again and the runs the
+            // records name are ended before every service starts afresh.
+            std::cerr << "pkitd: cannot resume from the state the previous pkitd handed over: "
+                      << usable.error()
+                      << "; ending the runs it left and starting every service afresh\n";
+            close_inherited();
+        }
+    }
 
     uv_loop_t* loop = uv_default_loop();
     int status = 0;
@@ -177,6 +267,14 @@ int main(int argc, char** argv) {
         ->check(CLI::IsMember({"text", "json"}))
         ->option_text("text|json");
     app.add_flag("--version", options.version, "print the version and exit");
+    app.add_flag("--upgrade-check", options.upgrade_check,
+                 "print the version and the state formats this pkitd resumes from, and exit "
+                 "(run by `pkitctl upgrade` on the new binary)");
+    app.add_option("--resume", options.resume_fd,
+                   "take over from the pkitd that handed its state over in descriptor FD "
+                   "(an upgrade in place; pkitd(8))")
+        ->option_text("FD")
+        ->check(CLI::NonNegativeNumber);
     app.footer(
         "Exit status: 0 after a requested shutdown; 1 when a failure escalated to the top of\n"
         "the tree; 2 invalid configuration; 3 fatal start-up error (socket); 128+N when a\n"
@@ -188,6 +286,11 @@ int main(int argc, char** argv) {
         return code == 0 ? 0 : 2;
     }
     auto systemd = take_systemd_environment();
+    if (options.upgrade_check) {
+        std::cout << "pkitd " << pkit::proto::version() << "\nstate-format "
+                  << pkit::core::k_state_version << '\n';
+        return 0;
+    }
     if (options.version) {
         std::cout << pkit::proto::version_line("pkitd") << '\n';
         return 0;

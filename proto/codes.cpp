@@ -20,6 +20,7 @@ constexpr std::array k_commands{
     std::pair{Command::shutdown, std::string_view{"shutdown"}},
     std::pair{Command::wait, std::string_view{"wait"}},
     std::pair{Command::health, std::string_view{"health"}},
+    std::pair{Command::upgrade, std::string_view{"upgrade"}},
 };
 
 constexpr std::array k_error_codes{
@@ -30,6 +31,7 @@ constexpr std::array k_error_codes{
     std::pair{ErrorCode::invalid_config, std::string_view{"invalid_config"}},
     std::pair{ErrorCode::forbidden, std::string_view{"forbidden"}},
     std::pair{ErrorCode::not_reached, std::string_view{"not_reached"}},
+    std::pair{ErrorCode::upgrade_failed, std::string_view{"upgrade_failed"}},
 };
 
 template <typename Enum, std::size_t N>

@@ -29,7 +29,8 @@ enum class Command {
     reload,
     shutdown,
     wait,
-    health
+    health,
+    upgrade
 };
 
 enum class ErrorCode {
@@ -40,6 +41,7 @@ enum class ErrorCode {
     invalid_config,   // reload found an invalid configuration
     forbidden,        // the peer's credentials are not allowed on the socket
     not_reached,      // wait: a service can no longer reach the condition, or `within` ran out
+    upgrade_failed,   // upgrade: the binary failed its check, or pkitd cannot hand over now
 };
 
 std::string_view to_string(Command command);

@@ -179,6 +179,7 @@ std::optional<std::string> check_arguments(const Request& request) {
         case Command::reload:
         case Command::shutdown:
         case Command::health:
+        case Command::upgrade:
             return std::nullopt;
     }
     return std::nullopt;
@@ -216,7 +217,8 @@ Result parse_object(json& object) {
           read_bool(object, "follow", request.follow), read_string(object, "for", request.wait_for),
           read_within(object, request.within), read_bool(object, "no_block", request.no_block),
           read_bool(object, "resources", request.resources),
-          read_fields(object, request, request.fields), check_arguments(request)}) {
+          read_fields(object, request, request.fields),
+          read_string(object, "binary", request.binary), check_arguments(request)}) {
         if (problem) {
             return fail(ErrorCode::bad_request, std::move(*problem), std::move(request.id));
         }
@@ -298,6 +300,11 @@ void to_json(json& out, const Request& request) {
         case Command::reload:
         case Command::shutdown:
         case Command::health:
+            break;
+        case Command::upgrade:
+            if (!request.binary.empty()) {
+                out["binary"] = request.binary;
+            }
             break;
     }
 }

@@ -29,6 +29,7 @@ struct Request {
     bool resources = false;             // status: each run's processes, CPU and memory
     // status: only these members (and "name") in each service object; empty: all.
     std::vector<std::string> fields;
+    std::string binary;  // upgrade: the new pkitd; empty: the one running
 
     bool operator==(const Request&) const = default;
 };

@@ -37,6 +37,9 @@ public:
     std::size_t bytes() const { return m_bytes; }
     // Releases everything, memory included.
     void clear();
+    // Walks the lines, oldest first, for the upgrade's state file (persist.hpp).
+    template <class Archive>
+    void persist(Archive& a);
 
 private:
     void pop_front();

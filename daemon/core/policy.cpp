@@ -149,6 +149,15 @@ std::string describe_run(const RunResult& run) {
 Decision decide(const config::ServiceSpec& spec, const RunResult& run, PolicyState& state,
                 TimePoint now, double u01) {
     const bool crash = !run.clean;
+    // What the window holds, on every decision: an ending one too (`show` and
+    // `explain` word the same count), not only a restart.
+    const auto& restart = spec.restart;
+    const int counted = state.window.count(now, restart.within);
+    auto end = [counted](StopReason reason, std::string why) {
+        Decision d = core::end(reason, std::move(why));
+        d.restarts_counted = counted;
+        return d;
+    };
     // 1. stop_when (not consulted for a liveness kill).
     if (run.killed_by != KilledBy::liveness) {
         if (auto why = match_predicate(*spec.stop_when, run, run.output.stop_when, "stop_when")) {
@@ -181,8 +190,6 @@ Decision decide(const config::ServiceSpec& spec, const RunResult& run, PolicySta
         }
     }
     // 4. max_restarts: only the service's own crashes count against it.
-    const auto& restart = spec.restart;
-    int counted = state.window.count(now, restart.within);
     if (crash && restart.max_restarts >= 0 && counted >= restart.max_restarts) {
         std::string scope = restart.within > Duration::zero()
                                 ? " in the " + config::format_duration(restart.within) + " window"

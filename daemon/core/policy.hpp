@@ -25,6 +25,9 @@ public:
     // Adds one crash at `now`. Returns true when that brings the score to `threshold`
     // or above, in which case the score goes back to 0 (the pause has been taken).
     bool add_crash(TimePoint now, const config::StormSpec& spec);
+    // Walks the fields for the upgrade's state file (daemon/core/persist.hpp).
+    template <class Archive>
+    void persist(Archive& a);
 
 private:
     double m_score = 0.0;
@@ -38,6 +41,8 @@ public:
     int count(TimePoint now, Duration within);
     void record(TimePoint now, Duration within);
     void reset() { *this = RestartWindow{}; }
+    template <class Archive>
+    void persist(Archive& a);
 
 private:
     int m_total = 0;

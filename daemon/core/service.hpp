@@ -192,6 +192,10 @@ public:
     pid_t pid() const { return m_pid; }
     std::uint64_t run() const { return m_run; }
     bool ready() const { return m_ready; }
+    // Launched and its spawn not reported yet: the shell holds a launch in flight.
+    bool launch_in_flight() const {
+        return (m_phase == Phase::starting || m_phase == Phase::cancelled) && m_pid == 0;
+    }
     // `after` is satisfied by this service: ready, or ended cleanly (a one-shot job;
     // a running oneshot is never ready). `failed` leaves its dependents waiting.
     bool satisfies_dependents() const {
@@ -229,6 +233,14 @@ public:
     const OutputTail& previous_tail() const { return m_previous_tail; }
     std::optional<std::uint64_t> tail_run() const { return m_tail_run; }
     std::optional<std::uint64_t> previous_tail_run() const { return m_previous_tail_run; }
+
+    // Walks every field of the state for the upgrade's state file (persist.hpp); the
+    // spec is not part of it: it comes from the configuration.
+    template <class Archive>
+    void persist(Archive& a);
+    // After a loaded persist(): a probe attempt in flight at the hand-over did not
+    // survive it, so its next attempt is due now.
+    void resumed(Now now);
 
 private:
     enum class Phase {

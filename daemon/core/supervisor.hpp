@@ -70,6 +70,17 @@ public:
         return m_daemon_storm.value(now, m_daemon.storm.decay);
     }
 
+    // --- Upgrade in place (SPEC §16; persist.hpp) ---------------------------------
+    // Why the state cannot be handed over now (a shutdown, a reload or a group's
+    // strategy in progress), or nullopt.
+    std::optional<std::string> busy_for_upgrade() const;
+    // Walks the daemon-wide state and every live service's, by name.
+    template <class Archive>
+    void persist(Archive& a);
+    // After a loaded persist(): rebuilds the PID map and the indices, and re-arms what
+    // was in flight and did not survive the exec (a probe's attempt).
+    void resumed(Now now);
+
     // --- Queries ------------------------------------------------------------------
     std::optional<TimePoint> next_deadline() const;
     std::vector<Action> take_actions();

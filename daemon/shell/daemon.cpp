@@ -1,5 +1,6 @@
 #include "daemon/shell/daemon.hpp"
 
+#include <malloc.h>
 #include <signal.h>
 #include <sys/wait.h>
 #include <unistd.h>
@@ -126,15 +127,24 @@ int Daemon::run() {
         log("warning",
             std::string("cannot become a child subreaper: ") + std::strerror(subreaper.error()));
     }
+    // Before the Spawner's thread and any run: pkitd moves into its own cgroup first (after
+    // an upgrade in place it is there already, beside its services' cgroups).
+    if (!open_cgroups()) {
+        return 3;
+    }
+    if (m_options.resume) {
+        // Before the reaper's first batch: an exit during the exec is a run's, judged.
+        resume(*m_options.resume);
+        m_options.resume.reset();
+        // The state's document and its check are gone: their pages go back to the
+        // system, so that pkitd after an upgrade weighs what a fresh one does.
+        ::malloc_trim(0);
+    }
     if (auto started = m_reaper.start(); !started) {
         log("error", std::string("cannot watch SIGCHLD: ") + uv_strerror(started.error()));
         return 3;
     }
     m_reaper.reap_batch();
-    // Before the Spawner's thread and any run: pkitd moves into its own cgroup first.
-    if (!open_cgroups()) {
-        return 3;
-    }
     if (auto spawner = m_spawner.start(); !spawner) {
         log("warning", std::string("cannot start the spawner thread, launching from the loop: ") +
                            std::strerror(spawner.error()));
@@ -152,16 +162,21 @@ int Daemon::run() {
             signo);
         m_signals.push_back(std::move(handle));
     }
-    auto control =
-        RequestHandler::open(m_loop, m_options.socket_path, static_cast<DaemonPort&>(*this));
-    if (!control) {
-        log("error", control.error());
-        return 3;
+    const bool resumed = m_control != nullptr;
+    if (!resumed) {
+        auto control =
+            RequestHandler::open(m_loop, m_options.socket_path, static_cast<DaemonPort&>(*this));
+        if (!control) {
+            log("error", control.error());
+            return 3;
+        }
+        m_control = std::move(*control);
     }
-    m_control = std::move(*control);
     // The socket is ours, so no live pkitd serves this configuration: what its records
     // hold was left by one that died, and must end before any service starts again.
-    if (auto records = m_run_records.open(m_options.socket_path + ".runs"); !records) {
+    if (resumed) {
+        // After an upgrade in place the records are this pkitd's own runs.
+    } else if (auto records = m_run_records.open(m_options.socket_path + ".runs"); !records) {
         if (records.error().held) {
             log("error", records.error().message + ": is it still running?");
             return 3;
@@ -179,16 +194,20 @@ int Daemon::run() {
     if (!m_options.socket_note.empty()) {
         log("info", m_options.socket_note);
     }
-    m_http = std::make_unique<http::Endpoint>(*this);
-    if (auto opened = m_http->open(m_supervisor.daemon_spec().http); !opened) {
-        log("error", opened.error());
-        return 3;
+    if (!m_http) {
+        m_http = std::make_unique<http::Endpoint>(*this);
+        if (auto opened = m_http->open(m_supervisor.daemon_spec().http); !opened) {
+            log("error", opened.error());
+            return 3;
+        }
     }
 
-    log("info", proto::version_line("pkitd") + " started (pid " + std::to_string(::getpid()) +
-                    ", " + std::to_string(m_supervisor.size()) + " services, socket " +
-                    m_options.socket_path + ")");
-    m_supervisor.start(now());
+    if (!resumed) {
+        log("info", proto::version_line("pkitd") + " started (pid " + std::to_string(::getpid()) +
+                        ", " + std::to_string(m_supervisor.size()) + " services, socket " +
+                        m_options.socket_path + ")");
+        m_supervisor.start(now());
+    }
     pump();
     // The socket accepts and the autostart services are launched: systemd may go on.
     m_systemd.ready(status_summary(m_supervisor));
@@ -305,6 +324,9 @@ bool Daemon::knows_pid(pid_t pid) const {
 }
 
 void Daemon::handle_exit(pid_t pid, int wait_status, bool may_hold) {
+    if (on_upgrade_check(pid, wait_status)) {
+        return;
+    }
     if (m_launches.on_exit(pid)) {
         return;  // a failed launch's child: its failure went to on_launch_failed
     }

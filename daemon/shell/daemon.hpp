@@ -13,6 +13,7 @@
 //   socket ──Request──▶ RequestHandler ──DaemonPort──▶    │  Emit   → log + events stream
 //                                                         └  Exit   → leave the loop
 
+#include <unistd.h>
 #include <uv.h>
 
 #include <cstdint>
@@ -41,6 +42,7 @@
 #include "daemon/shell/launch/run_records.hpp"
 #include "daemon/shell/launch/spawner.hpp"
 #include "daemon/shell/probes/probe_runner.hpp"
+#include "daemon/shell/upgrade/state_file.hpp"
 #include "daemon/shell/uv_handle.hpp"
 
 namespace pkit::shell {
@@ -61,6 +63,11 @@ struct DaemonOptions {
     std::shared_ptr<config::LoadCache> load_cache;
     // Where pkitd reads its own cgroup and mounts from (SPEC §15).
     std::string proc_self = "/proc/self";
+    // The running binary: what `upgrade` without a binary execs (SPEC §16).
+    std::string binary;
+    // After an upgrade in place: the state the previous pkitd handed over, already
+    // checked against this configuration (pkitd --resume).
+    std::optional<nlohmann::json> resume;
 };
 
 class RequestHandler;
@@ -114,6 +121,18 @@ private:
     // pkitd is shutting down, and never after the Daemon is gone. SIGHUP calls it too.
     void reload(ReloadDone done) override;
     void request_shutdown(const std::string& why) override;
+    // Upgrade in place (daemon_upgrade.cpp): the check of the new binary runs as a
+    // child whose exit the reaper hands to on_upgrade_check(); then hand_over() writes
+    // the state and execs, at the turn after the reply.
+    void upgrade(std::string binary, UpgradeDone done) override;
+    std::optional<std::string> busy_for_upgrade() const;
+    bool on_upgrade_check(pid_t pid, int wait_status);
+    void on_upgrade_config(const config::LoadResult& tree);
+    void hand_over();
+    upgrade::DaemonFacts hand_over_facts(std::vector<int>& kept);
+    // Rebuilds the state the previous pkitd handed over: its sockets, run pipes and
+    // leftovers adopted, the supervisor filled. Before the reaper's first batch.
+    void resume(const nlohmann::json& doc);
 
     // Spawns every deferred run, waits for the Spawner to have cloned every run submitted,
     // then resolves every launch in flight, blocking until each child has exec'd or failed.
@@ -295,6 +314,29 @@ private:
     // due are dropped when the timer fires.
     std::priority_queue<core::TimePoint, std::vector<core::TimePoint>, std::greater<>> m_wake_ups;
     std::optional<int> m_exit_status;
+    // The check of an upgrade's binary in progress: its child, the pipe its stdout goes
+    // to, its deadline, and the turn that hands over after the reply.
+    struct UpgradeCheck {
+        std::string binary;
+        UpgradeDone done;
+        pid_t pid = 0;
+        int out = -1;
+        std::string output;
+        Timer timeout;
+        NextTurn hand_over;
+        std::string to_version;
+
+        UpgradeCheck(uv_loop_t* loop, std::function<void()> on_hand_over)
+            : timeout(loop), hand_over(loop, std::move(on_hand_over)) {}
+        ~UpgradeCheck() {
+            if (out >= 0) {
+                ::close(out);
+            }
+        }
+        UpgradeCheck(const UpgradeCheck&) = delete;
+        UpgradeCheck& operator=(const UpgradeCheck&) = delete;
+    };
+    std::unique_ptr<UpgradeCheck> m_upgrade;
     // Reloads asked for while m_loading reads: served by the next read.
     std::vector<ReloadDone> m_reload_next;
     // pkitd's cgroup (SPEC §15): the choice made at start-up, and with cgroups the tree

@@ -18,7 +18,9 @@ bool Daemon::open_cgroups() {
                                               ? CgroupFacts{}
                                               : gather_cgroup_facts(m_options.proc_self));
     if (m_cgroup_choice.enabled) {
-        auto tree = CgroupTree::open(m_cgroup_choice.path, ::getpid());
+        // After an upgrade in place, the services' cgroups hold its runs: adopted.
+        auto tree =
+            CgroupTree::open(m_cgroup_choice.path, ::getpid(), m_options.resume.has_value());
         if (!tree) {
             m_cgroup_choice = CgroupChoice{false, "", tree.error()};
         } else {

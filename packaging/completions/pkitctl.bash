@@ -46,36 +46,40 @@ _pkitctl() {
         cur=${cur#*=}
     fi
 
-    local commands="status show health start stop restart wait signal logs events explain reload shutdown check"
+    local commands="status top show health start stop restart wait signal logs events explain reload shutdown check upgrade"
     local global_opts="--socket --json --timeout --color --help --version"
 
     # The options that take a value.
     case $prev in
         --socket)
-            COMPREPLY=($(compgen -f -- "$cur"))
+            mapfile -t COMPREPLY < <(compgen -f -- "$cur")
             return
             ;;
-        --timeout | -n | --lines | --within | --since)
+        --timeout | -n | --lines | --within | --since | --interval)
+            return
+            ;;
+        --state)
+            mapfile -t COMPREPLY < <(compgen -W "waiting starting running stopping backoff storm_pause stopped done failed" -- "$cur")
             return
             ;;
         --color)
-            COMPREPLY=($(compgen -W "auto always never" -- "$cur"))
+            mapfile -t COMPREPLY < <(compgen -W "auto always never" -- "$cur")
             return
             ;;
         --for)
-            COMPREPLY=($(compgen -W "ready done stopped" -- "$cur"))
+            mapfile -t COMPREPLY < <(compgen -W "ready done stopped" -- "$cur")
             return
             ;;
         --stream)
-            COMPREPLY=($(compgen -W "stdout stderr" -- "$cur"))
+            mapfile -t COMPREPLY < <(compgen -W "stdout stderr" -- "$cur")
             return
             ;;
         --type)
-            COMPREPLY=($(compgen -W "$_pkitctl_event_types" -- "$cur"))
+            mapfile -t COMPREPLY < <(compgen -W "$_pkitctl_event_types" -- "$cur")
             return
             ;;
         --service)
-            COMPREPLY=($(compgen -W "$(_pkitctl_services)" -- "$cur"))
+            mapfile -t COMPREPLY < <(compgen -W "$(_pkitctl_services)" -- "$cur")
             return
             ;;
     esac
@@ -98,9 +102,9 @@ _pkitctl() {
 
     if [[ -z $command ]]; then
         if [[ $cur == -* ]]; then
-            COMPREPLY=($(compgen -W "$global_opts" -- "$cur"))
+            mapfile -t COMPREPLY < <(compgen -W "$global_opts" -- "$cur")
         else
-            COMPREPLY=($(compgen -W "$commands" -- "$cur"))
+            mapfile -t COMPREPLY < <(compgen -W "$commands" -- "$cur")
         fi
         return
     fi
@@ -110,7 +114,7 @@ _pkitctl() {
     for ((k = i + 1; k < cword; k++)); do
         case ${words[k]} in
             -n | --lines | --stream | --for | --within | --since | --service | --type | \
-                --socket | --timeout | --color) ((k++)) ;;
+                --socket | --timeout | --color | --state | --interval) ((k++)) ;;
             -* | =) ;;
             *) ((names++)) ;;
         esac
@@ -118,16 +122,18 @@ _pkitctl() {
 
     local opts=""
     case $command in
-        status) opts="--tree --resources" ;;
+        status) opts="--tree --resources --state" ;;
+        top) opts="--interval" ;;
         start) opts="--all" ;;
         stop | restart) opts="--all --no-block" ;;
         wait) opts="--all --for --within" ;;
         signal) opts="--group" ;;
         logs) opts="-n --lines --previous -f --follow --stream -t --timestamps --since" ;;
         events) opts="--service --type" ;;
+        upgrade) opts="--binary" ;;
         check)
             if [[ $cur != -* ]]; then
-                COMPREPLY=($(compgen -d -- "$cur"))
+                mapfile -t COMPREPLY < <(compgen -d -- "$cur")
                 return
             fi
             ;;
@@ -135,13 +141,13 @@ _pkitctl() {
         *) return ;;
     esac
     if [[ $cur == -* ]]; then
-        COMPREPLY=($(compgen -W "$opts $global_opts" -- "$cur"))
+        mapfile -t COMPREPLY < <(compgen -W "$opts $global_opts" -- "$cur")
         return
     fi
 
     case $command in
         status | show | start | stop | restart | wait | explain | logs)
-            COMPREPLY=($(compgen -W "$(_pkitctl_services)" -- "$cur"))
+            mapfile -t COMPREPLY < <(compgen -W "$(_pkitctl_services)" -- "$cur")
             ;;
         signal)
             # Services first; after one, the signal (a service name still fits).
@@ -152,7 +158,7 @@ _pkitctl() {
                 for s in $_pkitctl_signals; do sigs+=" SIG$s $s"; done
                 offer+=" $sigs"
             fi
-            COMPREPLY=($(compgen -W "$offer" -- "$cur"))
+            mapfile -t COMPREPLY < <(compgen -W "$offer" -- "$cur")
             ;;
     esac
 }

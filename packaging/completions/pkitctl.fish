@@ -6,8 +6,6 @@
 # (--socket PATH or --socket=PATH), else $PKIT_SOCKET, else the default, and signal
 # names after `signal NAME`. Without an answer from pkitd, names are not completed.
 
-set -l __pkitctl_commands status show health start stop restart wait signal logs events explain reload shutdown check
-
 # The service names pkitd knows, one a line.
 function __pkitctl_services
     set -l words (commandline -opc)
@@ -77,12 +75,27 @@ function __pkitctl_signal_after_name
 end
 
 complete -c pkitctl -f
-complete -c pkitctl -n "not __pkitctl_command" -a "$__pkitctl_commands"
+complete -c pkitctl -n "not __pkitctl_command" -a status -d "show the services' state"
+complete -c pkitctl -n "not __pkitctl_command" -a top -d 'a live full-screen view, sorted by CPU'
+complete -c pkitctl -n "not __pkitctl_command" -a show -d 'one screen about one service'
+complete -c pkitctl -n "not __pkitctl_command" -a health -d "pkitd's own readiness"
+complete -c pkitctl -n "not __pkitctl_command" -a start -d 'start stopped services'
+complete -c pkitctl -n "not __pkitctl_command" -a stop -d 'stop services'
+complete -c pkitctl -n "not __pkitctl_command" -a restart -d 'restart services with fresh runs'
+complete -c pkitctl -n "not __pkitctl_command" -a wait -d 'block until services are ready, done or stopped'
+complete -c pkitctl -n "not __pkitctl_command" -a signal -d 'send a signal to services'
+complete -c pkitctl -n "not __pkitctl_command" -a logs -d "show services' captured output"
+complete -c pkitctl -n "not __pkitctl_command" -a events -d 'print supervision events'
+complete -c pkitctl -n "not __pkitctl_command" -a explain -d 'say why a service is in its state'
+complete -c pkitctl -n "not __pkitctl_command" -a reload -d 're-read the configuration'
+complete -c pkitctl -n "not __pkitctl_command" -a shutdown -d 'stop every service, then pkitd'
+complete -c pkitctl -n "not __pkitctl_command" -a check -d 'validate a configuration tree offline'
+complete -c pkitctl -n "not __pkitctl_command" -a upgrade -d 'replace pkitd with a new binary, keeping every service'
 
 # Global options.
 complete -c pkitctl -l socket -r -F -d 'control socket'
 complete -c pkitctl -l json -d 'print the protocol result as JSON'
-complete -c pkitctl -l timeout -x -d 'seconds to wait for a reply'
+complete -c pkitctl -l timeout -x -d 'how long to wait for a reply'
 complete -c pkitctl -l color -x -a 'auto always never' -d 'colours in the output'
 complete -c pkitctl -l help -d 'show help'
 complete -c pkitctl -l version -d 'show the version'
@@ -96,6 +109,10 @@ complete -c pkitctl -n "__pkitctl_using signal; and __pkitctl_signal_after_name"
 # Per-command options.
 complete -c pkitctl -n "__pkitctl_using status" -l tree -d 'the supervision tree'
 complete -c pkitctl -n "__pkitctl_using status" -l resources -d 'processes, CPU and memory'
+complete -c pkitctl -n "__pkitctl_using status" -l state -x \
+    -a 'waiting starting running stopping backoff storm_pause stopped done failed' \
+    -d 'only services in these states'
+complete -c pkitctl -n "__pkitctl_using top" -l interval -x -d 'how often to refresh'
 complete -c pkitctl -n "__pkitctl_using start stop restart wait" -l all -d 'every service'
 complete -c pkitctl -n "__pkitctl_using stop restart" -l no-block -d 'return at once'
 complete -c pkitctl -n "__pkitctl_using wait" -l for -x -a 'ready done stopped' -d 'the condition'
@@ -104,10 +121,12 @@ complete -c pkitctl -n "__pkitctl_using signal" -l group -d 'the whole process g
 complete -c pkitctl -n "__pkitctl_using logs" -s n -l lines -x -d 'lines to print'
 complete -c pkitctl -n "__pkitctl_using logs" -l previous -d 'the run before the latest'
 complete -c pkitctl -n "__pkitctl_using logs" -s f -l follow -d 'follow new lines'
-complete -c pkitctl -n "__pkitctl_using logs" -l stream -x -a 'stdout stderr'
+complete -c pkitctl -n "__pkitctl_using logs" -l stream -x -a 'stdout stderr' -d 'one stream only'
 complete -c pkitctl -n "__pkitctl_using logs" -s t -l timestamps -d 'time stamps'
 complete -c pkitctl -n "__pkitctl_using logs" -l since -x -d 'a duration'
-complete -c pkitctl -n "__pkitctl_using events" -l service -x -a "(__pkitctl_services)"
-complete -c pkitctl -n "__pkitctl_using events" -l type -x \
+complete -c pkitctl -n "__pkitctl_using events" -l service -x -a "(__pkitctl_services)" \
+    -d "only this service's events"
+complete -c pkitctl -n "__pkitctl_using events" -l type -x -d 'only events of this type' \
     -a 'started ready exited restarting storm_pause liveness_kill health stopped gave_up restarts_exhausted group_failed escalated reload'
 complete -c pkitctl -n "__pkitctl_using check" -a "(__fish_complete_directories)"
+complete -c pkitctl -n "__pkitctl_using upgrade" -l binary -r -F -d 'the new pkitd'

@@ -6,7 +6,8 @@
 # (`pkitctl --json status`, 1 s timeout) over the socket given on the command line
 # (--socket PATH or --socket=PATH), else $PKIT_SOCKET, else the default, and signal
 # names after `signal NAME`. Without an answer from pkitd, names are not completed.
-# It uses compadd and _files only, so a script can call it with `words` and `CURRENT`.
+# Commands and options are offered with their descriptions (compadd -d). It uses
+# compadd and _files only, so a script can call it with `words` and `CURRENT`.
 
 # The service names pkitd knows, in the array `reply`.
 _pkitctl_services() {
@@ -23,12 +24,46 @@ _pkitctl_services() {
         grep -o '"name":"[A-Za-z0-9_.-]*"' | cut -d'"' -f4)"})
 }
 
+# Offers "WORD:description" pairs: the words, each listed with its description.
+_pkitctl_describe() {
+    local -a offer descs
+    local pair
+    for pair in "$@"; do
+        offer+=("${pair%%:*}")
+        descs+=("${(r:16:)${pair%%:*}} -- ${pair#*:}")
+    done
+    compadd -l -d descs -- "${offer[@]}"
+}
+
 _pkitctl() {
     local cur=${words[CURRENT]} prev=${words[CURRENT-1]}
     local -a commands global_opts signals event_types reply
-    commands=(status show health start stop restart wait signal logs events explain reload
-              shutdown check)
-    global_opts=(--socket --json --timeout --color --help --version)
+    commands=(
+        "status:show the services' state"
+        "top:a live full-screen view, sorted by CPU"
+        "show:one screen about one service"
+        "health:pkitd's own readiness"
+        "start:start stopped services"
+        "stop:stop services"
+        "restart:restart services with fresh runs"
+        "wait:block until services are ready, done or stopped"
+        "signal:send a signal to services"
+        "logs:show services' captured output"
+        "events:print supervision events"
+        "explain:say why a service is in its state"
+        "reload:re-read the configuration"
+        "shutdown:stop every service, then pkitd"
+        "check:validate a configuration tree offline"
+        "upgrade:replace pkitd with a new binary, keeping every service"
+    )
+    global_opts=(
+        "--socket:the control socket"
+        "--json:print the protocol's result as JSON"
+        "--timeout:how long to wait for a reply"
+        "--color:colours: auto, always or never"
+        "--help:show help"
+        "--version:show the version"
+    )
     signals=(HUP INT QUIT KILL USR1 USR2 TERM CONT STOP TSTP TTIN TTOU WINCH ALRM PIPE ABRT)
     event_types=(started ready exited restarting storm_pause liveness_kill health stopped
                  gave_up restarts_exhausted group_failed escalated reload)
@@ -42,7 +77,9 @@ _pkitctl() {
 
     case $prev in
         --socket) _files; return ;;
-        --timeout|-n|--lines|--within|--since) return 1 ;;
+        --timeout|-n|--lines|--within|--since|--interval) return 1 ;;
+        --state) compadd -- waiting starting running stopping backoff storm_pause stopped done \
+                     failed; return ;;
         --color) compadd -- auto always never; return ;;
         --for) compadd -- ready done stopped; return ;;
         --stream) compadd -- stdout stderr; return ;;
@@ -61,16 +98,16 @@ _pkitctl() {
     done
     if [[ -z $command ]]; then
         if [[ $cur == -* ]]; then
-            compadd -- $global_opts
+            _pkitctl_describe $global_opts
         else
-            compadd -- $commands
+            _pkitctl_describe $commands
         fi
         return
     fi
     local k
     for (( k = i + 1; k < CURRENT; k++ )); do
         case ${words[k]} in
-            -n|--lines|--stream|--for|--within|--since|--service|--type|--socket|--timeout|--color)
+            -n|--lines|--stream|--for|--within|--since|--service|--type|--socket|--timeout|--color|--state|--interval)
                 (( k++ )) ;;
             -*) ;;
             *) (( names++ )) ;;
@@ -79,19 +116,28 @@ _pkitctl() {
 
     local -a opts
     case $command in
-        status) opts=(--tree --resources) ;;
-        start) opts=(--all) ;;
-        stop|restart) opts=(--all --no-block) ;;
-        wait) opts=(--all --for --within) ;;
-        signal) opts=(--group) ;;
-        logs) opts=(-n --lines --previous -f --follow --stream -t --timestamps --since) ;;
-        events) opts=(--service --type) ;;
+        status) opts=("--tree:draw groups and their members"
+                      "--resources:add processes, CPU and memory"
+                      "--state:only services in these states") ;;
+        top) opts=("--interval:how often to refresh") ;;
+        start) opts=("--all:every service") ;;
+        stop|restart) opts=("--all:every service" "--no-block:return at once") ;;
+        wait) opts=("--all:every service" "--for:ready, done or stopped"
+                    "--within:give up after this long") ;;
+        signal) opts=("--group:the whole process group") ;;
+        logs) opts=("-n:the last LINES lines" "--lines:the last LINES lines"
+                    "--previous:the run before the latest" "-f:follow new lines"
+                    "--follow:follow new lines" "--stream:stdout or stderr only"
+                    "-t:each line's time" "--timestamps:each line's time"
+                    "--since:only lines newer than this") ;;
+        events) opts=("--service:only this service's events" "--type:only events of this type") ;;
+        upgrade) opts=("--binary:the new pkitd") ;;
         check) [[ $cur != -* ]] && { _files -/; return } ;;
         show|health|explain|reload|shutdown) ;;
         *) return 1 ;;
     esac
     if [[ $cur == -* ]]; then
-        compadd -- $opts $global_opts
+        _pkitctl_describe $opts $global_opts
         return
     fi
     case $command in

@@ -15,6 +15,20 @@ std::string restart_table(const std::string& policy, const std::string& backoff_
     return out.str();
 }
 
+std::size_t widest_line(const std::string& screen) {
+    std::size_t widest = 0;
+    std::size_t columns = 0;
+    for (char c : screen) {
+        if (c == '\n') {
+            widest = std::max(widest, columns);
+            columns = 0;
+        } else if (c != '\r' && (static_cast<unsigned char>(c) & 0xC0) != 0x80) {
+            ++columns;
+        }
+    }
+    return std::max(widest, columns);
+}
+
 std::string runner_toml(const std::string& seconds) {
     return sh_command("exec sleep " + seconds) + "[stop]\ntimeout = \"1s\"\n";
 }

@@ -34,6 +34,10 @@ namespace pkit::itest {
 std::string restart_table(const std::string& policy, const std::string& backoff_initial,
                           double factor = 2.0, int max_restarts = -1);
 
+// The terminal columns of the widest line of `screen` (UTF-8 code points; '\r' ignored):
+// what a terminal showed fits its width.
+std::size_t widest_line(const std::string& screen);
+
 // The last_exit object of a status, or fails the case when it is null.
 json last_exit(const json& status);
 

@@ -74,8 +74,9 @@ std::vector<std::string> bash_complete(const std::vector<std::string>& words) {
 }
 
 // zsh autoloads the completion from $fpath under its installed name, _pkitctl, as
-// compinit does; compadd (a builtin only inside completion) prints what it is given.
-std::vector<std::string> zsh_complete(const TempDir& dir, const std::vector<std::string>& words) {
+// compinit does; compadd (a builtin only inside completion) prints what it is given,
+// one word a line, with its description (compadd -d ARRAY) after a tab.
+std::string zsh_output(const TempDir& dir, const std::vector<std::string>& words) {
     const fs::path functions = dir.path() / "zsh-functions";
     fs::create_directories(functions);
     fs::copy_file(completions_dir() / "pkitctl.zsh", functions / "_pkitctl",
@@ -86,21 +87,36 @@ std::vector<std::string> zsh_complete(const TempDir& dir, const std::vector<std:
     }
     const std::string script =
         "fpath=(" + q(functions.string()) + " $fpath)\nautoload -Uz _pkitctl\n" +
-        "compadd() { [[ $1 == -- ]] && shift; print -rl -- \"$@\" }\n_files() { }\n" + "words=(" +
-        array + ")\nCURRENT=" + std::to_string(words.size()) + "\n_pkitctl\n";
+        "compadd() {\n"
+        "  local -a d; local i\n"
+        "  while [[ $1 == -* && $1 != -- ]]; do\n"
+        "    case $1 in (-d) d=(\"${(@P)2}\"); shift 2 ;; (*) shift ;; esac\n"
+        "  done\n"
+        "  [[ $1 == -- ]] && shift\n"
+        "  for (( i = 1; i <= $#; i++ )); do print -r -- \"${@[i]}${d[i]:+\t${d[i]}}\"; done\n"
+        "}\n_files() { }\n" +
+        "words=(" + array + ")\nCURRENT=" + std::to_string(words.size()) + "\n_pkitctl\n";
     const auto r = run_command({program_path("zsh"), "-f", "-c", script});
     INFO("zsh: " << r.all());
     CHECK(r.exit_code == 0);
-    return offered(r.out);
+    return r.out;
 }
 
-std::vector<std::string> fish_complete(const std::string& line) {
+std::vector<std::string> zsh_complete(const TempDir& dir, const std::vector<std::string>& words) {
+    return offered(zsh_output(dir, words));
+}
+
+std::string fish_output(const std::string& line) {
     const std::string script =
         "source " + q((completions_dir() / "pkitctl.fish").string()) + "; complete -C " + q(line);
     const auto r = run_command({program_path("fish"), "--no-config", "-c", script});
     INFO("fish: " << r.all());
     CHECK(r.exit_code == 0);
-    return offered(r.out);
+    return r.out;
+}
+
+std::vector<std::string> fish_complete(const std::string& line) {
+    return offered(fish_output(line));
 }
 
 }  // namespace
@@ -136,6 +152,8 @@ TEST_CASE("completions: bash, zsh and fish offer a live service, signals, comman
         auto fors = bash_complete({ctl, "wait", "--for", ""});
         CHECK(fors == std::vector<std::string>{"ready", "done", "stopped"});
         CHECK(offers(bash_complete({ctl, "logs", "--"}), "--follow"));
+        CHECK(offers(bash_complete({ctl, "t"}), "top"));
+        CHECK(offers(bash_complete({ctl, "status", "--"}), "--state"));
     }
     SUBCASE("zsh") {
         if (program_path("zsh").empty()) {
@@ -154,6 +172,14 @@ TEST_CASE("completions: bash, zsh and fish offer a live service, signals, comman
         CHECK(offers(commands, "wait"));
         CHECK(zsh_complete(dir, {ctl, "wait", "--for", ""}) ==
               std::vector<std::string>{"ready", "done", "stopped"});
+        // Commands and options come with their descriptions.
+        CHECK(offers(commands, "top"));
+        const std::string described = zsh_output(dir, {ctl, ""});
+        CHECK(described.find("status\tstatus           -- show the services' state\n") !=
+              std::string::npos);
+        CHECK(
+            zsh_output(dir, {ctl, "logs", "--"}).find("--since\t--since          -- only lines") !=
+            std::string::npos);
     }
     SUBCASE("fish") {
         if (program_path("fish").empty()) {
@@ -168,6 +194,11 @@ TEST_CASE("completions: bash, zsh and fish offer a live service, signals, comman
         auto commands = fish_complete(ctl + " ");
         CHECK(offers(commands, "status"));
         CHECK(offers(commands, "wait"));
+        CHECK(offers(commands, "top"));
+        CHECK(fish_output(ctl + " ").find("status\tshow the services' state\n") !=
+              std::string::npos);
+        CHECK(fish_output(ctl + " status --").find("--state\tonly services in these states") !=
+              std::string::npos);
         auto fors = fish_complete(ctl + " wait --for ");
         std::sort(fors.begin(), fors.end());
         CHECK(fors == std::vector<std::string>{"done", "ready", "stopped"});

@@ -40,7 +40,7 @@ TEST_CASE("ctl messages: option help names value types in words") {
     auto help = run_ctl({"--help"});
     INFO(help.out);
     CHECK(help.exit_code == 0);
-    for (const auto* words : {"--socket PATH", "--timeout SECONDS", "--color WHEN", "show"}) {
+    for (const auto* words : {"--socket PATH", "--timeout DURATION", "--color WHEN", "show"}) {
         CHECK_MESSAGE(help.out.find(words) != std::string::npos, words);
     }
     CHECK(help.out.find("FLOAT") == std::string::npos);
@@ -114,5 +114,67 @@ TEST_CASE("ctl messages: --color always, never and auto with TERM=dumb on a term
     auto bad = run_ctl({"--socket", pkitd.socket(), "--color", "sometimes", "status"});
     CHECK(bad.exit_code == 2);
     CHECK(bad.err.find("--color") != std::string::npos);
+    CHECK(pkitd.stop() == 0);
+}
+
+TEST_CASE("ctl messages: every duration option takes 5, 5s and 1m30s, and says so when wrong") {
+    TempDir dir;
+    dir.service("web", sh_command("echo hello; exec sleep 1000"));
+    Daemon pkitd(dir);
+    pkitd.wait_ready();
+    Client client = pkitd.client();
+    wait_status(client, "web", state_is("running"), 5s, "running");
+    for (const char* within : {"5", "5s", "1m30s"}) {
+        auto waited = run_ctl({"--socket", pkitd.socket(), "wait", "--within", within, "web"});
+        CHECK_MESSAGE(waited.exit_code == 0, within, ": ", waited.all());
+    }
+    for (const char* since : {"5", "5s", "1m30s"}) {
+        auto logs = run_ctl({"--socket", pkitd.socket(), "logs", "--since", since, "web"});
+        CHECK_MESSAGE(logs.exit_code == 0, since, ": ", logs.all());
+    }
+    for (const char* timeout : {"5", "5s", "1m30s", "0.5"}) {
+        auto status = run_ctl({"--socket", pkitd.socket(), "--timeout", timeout, "status"});
+        CHECK_MESSAGE(status.exit_code == 0, timeout, ": ", status.all());
+    }
+    // One message for each, naming the option and the forms it takes; no CLI11 range.
+    auto bad_timeout = run_ctl({"--socket", pkitd.socket(), "--timeout", "abc", "status"});
+    CHECK(bad_timeout.exit_code == 2);
+    CHECK(bad_timeout.err ==
+          "pkitctl: --timeout: \"abc\" is not a duration (such as 5, 30s, 1m30s, 250ms)\n");
+    auto bad_within = run_ctl({"--socket", pkitd.socket(), "wait", "--within", "soon", "web"});
+    CHECK(bad_within.exit_code == 2);
+    CHECK(bad_within.err ==
+          "pkitctl: --within: \"soon\" is not a duration (such as 5, 30s, 1m30s, 250ms)\n");
+    auto bad_since = run_ctl({"--socket", pkitd.socket(), "logs", "--since", "-1", "web"});
+    CHECK(bad_since.exit_code == 2);
+    CHECK(bad_since.err ==
+          "pkitctl: --since: \"-1\" is not a duration (such as 5, 30s, 1m30s, 250ms)\n");
+    auto zero = run_ctl({"--socket", pkitd.socket(), "--timeout", "0", "status"});
+    CHECK(zero.exit_code == 2);
+    CHECK(zero.err == "pkitctl: --timeout: must be more than 0\n");
+    CHECK(pkitd.stop() == 0);
+}
+
+TEST_CASE("ctl messages: an unknown service name gets the closest one pkitd has") {
+    TempDir dir;
+    dir.service("web", sh_command("exec sleep 1000"));
+    dir.service("worker", sh_command("exec sleep 1000"));
+    Daemon pkitd(dir);
+    pkitd.wait_ready();
+    for (const char* command : {"status", "restart", "logs", "explain", "show"}) {
+        auto typo = run_ctl({"--socket", pkitd.socket(), command, "wbe"});
+        CHECK_MESSAGE(typo.exit_code == 1, command);
+        CHECK_MESSAGE(typo.err ==
+                          "pkitctl: unknown_service: unknown service \"wbe\"; did you "
+                          "mean \"web\"?\n",
+                      command, ": ", typo.err);
+    }
+    auto far = run_ctl({"--socket", pkitd.socket(), "status", "database"});
+    CHECK(far.exit_code == 1);
+    CHECK(far.err == "pkitctl: unknown_service: unknown service \"database\"\n");
+    // The protocol's message carries it too, for any client.
+    Client client = pkitd.client();
+    json reply = client.request({{"cmd", "stop"}, {"services", {"workr"}}});
+    CHECK(reply["error"]["message"] == "unknown service \"workr\"; did you mean \"worker\"?");
     CHECK(pkitd.stop() == 0);
 }

@@ -7,6 +7,7 @@
 #include <unistd.h>
 
 #include <memory>
+#include <regex>
 #include <thread>
 #include <vector>
 
@@ -33,6 +34,16 @@ TEST_CASE("http endpoint: /healthz and /livez answer ok, unknown paths 404, othe
     HttpReply del = http_get(port, "/healthz", "DELETE");
     CHECK(del.status == 405);
     CHECK(del.header("allow") == "GET, HEAD");
+    // Every reply carries a Date (RFC 9110 IMF-fixdate), /metrics's too.
+    const std::regex imf(
+        "^(Mon|Tue|Wed|Thu|Fri|Sat|Sun), \\d\\d [A-Z][a-z]{2} \\d{4} "
+        "\\d\\d:\\d\\d:\\d\\d GMT$");
+    for (const char* path : {"/healthz", "/readyz", "/metrics", "/nope"}) {
+        HttpReply reply = http_get(port, path);
+        CHECK_MESSAGE(std::regex_match(reply.header("date"), imf), path, ": ",
+                      reply.header("date"));
+    }
+    CHECK(std::regex_match(del.header("date"), imf));
     CHECK(pkitd.stop() == 0);
 }
 

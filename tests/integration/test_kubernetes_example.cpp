@@ -1,4 +1,4 @@
-// packaging/kubernetes/: the pod manifest probes and scrapes what its configuration
+// packaging/kubernetes/: the Deployment's pod probes and scrapes what its configuration
 // serves. The YAML is read as plain text (no YAML library): the few keys checked are
 // each on a line of their own.
 
@@ -31,7 +31,7 @@ std::vector<std::string> all(const std::string& text, const std::string& pattern
 // The block of lines after `key:` indented deeper than it.
 std::string block(const std::string& text, const std::string& key) {
     std::size_t at = text.find(key + ":");
-    REQUIRE_MESSAGE(at != std::string::npos, key << " not in pod.yaml");
+    REQUIRE_MESSAGE(at != std::string::npos, key << " not in deployment.yaml");
     std::size_t line_start = text.rfind('\n', at) + 1;
     std::size_t indent = at - line_start;
     std::string out;
@@ -55,7 +55,7 @@ TEST_CASE(
     "kubernetes example: the pod's probes, port and scrape annotations match what its pkitd.toml "
     "serves") {
     const fs::path dir = kubernetes_dir();
-    const std::string pod = read_file(dir / "pod.yaml");
+    const std::string pod = read_file(dir / "deployment.yaml");
     const std::string toml = read_file(dir / "pkit" / "pkitd.toml");
     REQUIRE(!pod.empty());
     REQUIRE(!toml.empty());

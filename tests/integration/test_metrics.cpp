@@ -57,18 +57,38 @@ TEST_CASE(
     CHECK_MESSAGE(check.exit_code == 0, check.all() << "\n" << scrape.body.substr(0, 4000));
 
     const std::string& m = scrape.body;
-    for (const char* family :
-         {"pkit_build_info gauge", "pkit_start_time_seconds gauge", "pkit_ready gauge",
-          "pkit_orphans_reaped_total counter", "pkit_storm_pauses_total counter",
-          "pkit_service_state gauge", "pkit_service_ready gauge", "pkit_service_healthy gauge",
-          "pkit_service_runs_total counter", "pkit_service_restarts_total counter",
-          "pkit_service_crashes_total counter", "pkit_service_liveness_kills_total counter",
-          "pkit_service_storm_pauses_total counter", "pkit_service_last_exit_code gauge",
-          "pkit_service_start_time_seconds gauge", "pkit_service_processes gauge",
-          "pkit_service_cpu_seconds_total counter", "pkit_service_resident_memory_bytes gauge"}) {
+    for (const char* family : {"pkit_build_info gauge",
+                               "pkit_start_time_seconds gauge",
+                               "pkit_ready gauge",
+                               "pkit_orphans_reaped_total counter",
+                               "pkit_storm_pauses_total counter",
+                               "pkit_service_state gauge",
+                               "pkit_service_ready gauge",
+                               "pkit_service_healthy gauge",
+                               "pkit_service_runs_total counter",
+                               "pkit_service_restarts_total counter",
+                               "pkit_service_crashes_total counter",
+                               "pkit_service_liveness_kills_total counter",
+                               "pkit_service_storm_pauses_total counter",
+                               "pkit_service_last_exit_code gauge",
+                               "pkit_service_start_time_seconds gauge",
+                               "pkit_service_processes gauge",
+                               "pkit_service_cpu_seconds_total counter",
+                               "pkit_service_resident_memory_bytes gauge",
+                               "process_resident_memory_bytes gauge",
+                               "process_cpu_seconds_total counter",
+                               "process_open_fds gauge",
+                               "process_start_time_seconds gauge"}) {
         CHECK_MESSAGE(m.find(std::string("# TYPE ") + family + "\n") != std::string::npos, family);
     }
     CHECK(sample(m, "pkit_ready") == 0);  // broken failed
+    // pkitd's own process: what /proc says of it.
+    CHECK(sample(m, "process_resident_memory_bytes") > 1 << 20);
+    CHECK(sample(m, "process_cpu_seconds_total") >= 0);
+    CHECK(sample(m, "process_open_fds") >= 5);  // stdio, the control socket, the listener
+    CHECK(sample(m, "process_start_time_seconds") == sample(m, "pkit_start_time_seconds"));
+    // Help texts stand alone: they cite no document the user does not have.
+    CHECK(m.find("SPEC") == std::string::npos);
     CHECK(sample(m, "pkit_service_state{service=\"broken\",state=\"failed\"}") == 1);
     CHECK(sample(m, "pkit_service_state{service=\"broken\",state=\"running\"}") == 0);
     CHECK(sample(m, "pkit_service_state{service=\"db\",group=\"backend\",state=\"running\"}") == 1);

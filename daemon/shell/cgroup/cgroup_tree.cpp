@@ -113,6 +113,14 @@ CgroupFacts gather_cgroup_facts(const std::string& proc_self) {
         facts.missing = "no cgroup v2 hierarchy in " + proc_self + "/cgroup";
         return facts;
     }
+    // In its own _pkitd already (an upgrade in place exec'd this pkitd there): the
+    // cgroup it manages is the one above.
+    if (path->ends_with("/" + std::string(k_self_cgroup))) {
+        path->resize(path->size() - k_self_cgroup.size() - 1);
+        if (path->empty()) {
+            *path = "/";
+        }
+    }
     auto located = locate_cgroup(parse_cgroup2_mounts(*mountinfo), *path);
     if (!located) {
         facts.missing = "its cgroup " + *path + " is under no cgroup2 mount";
@@ -132,14 +140,15 @@ CgroupFacts gather_cgroup_facts(const std::string& proc_self) {
     }
     std::string own = dir + "/" + std::string(k_self_cgroup);
     if (exists(own)) {
-        auto events = read_small_file(own + "/cgroup.events");
-        facts.other_pkitd = events && parse_populated(*events).value_or(false);
+        for (pid_t pid : parse_pids(read_small_file(own + "/cgroup.procs").value_or(""))) {
+            facts.other_pkitd = facts.other_pkitd || pid != ::getpid();
+        }
     }
     return facts;
 }
 
 std::expected<std::unique_ptr<CgroupTree>, std::string> CgroupTree::open(std::string root,
-                                                                         pid_t self) {
+                                                                         pid_t self, bool adopt) {
     std::unique_ptr<CgroupTree> tree(new CgroupTree(std::move(root)));
     std::string own = tree->dir(k_self_cgroup);
     if (::mkdir(own.c_str(), 0755) != 0 && errno != EEXIST) {
@@ -168,7 +177,7 @@ std::expected<std::unique_ptr<CgroupTree>, std::string> CgroupTree::open(std::st
                 continue;
             }
             tree->m_made.push_back(name);
-            if (tree->populated(name).value_or(false)) {
+            if (!adopt && tree->populated(name).value_or(false)) {
                 tree->kill(name);
                 tree->m_leftovers.push_back(name);
             }

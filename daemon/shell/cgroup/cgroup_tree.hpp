@@ -26,9 +26,11 @@ public:
     // Takes `root` over: creates ROOT/_pkitd and moves process `self` into it (0: moves
     // nothing, for tests), enables ROOT's available controllers for its children, and
     // kills what a previous pkitd's services left in ROOT's other children (kept, to be
-    // reused). Fails with the reason.
+    // reused), unless `adopt` (after an upgrade in place they are this pkitd's runs).
+    // Fails with the reason.
     static std::expected<std::unique_ptr<CgroupTree>, std::string> open(std::string root,
-                                                                        pid_t self);
+                                                                        pid_t self,
+                                                                        bool adopt = false);
 
     const std::string& root() const { return m_root; }
     // The controllers enabled for the services' cgroups.

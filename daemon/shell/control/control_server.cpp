@@ -69,6 +69,34 @@ std::expected<std::unique_ptr<ControlServer>, std::string> ControlServer::open(
     return server;
 }
 
+std::expected<std::unique_ptr<ControlServer>, std::string> ControlServer::adopt(
+    uv_loop_t* loop, SocketOptions options, ControlHandler& handler, int fd) {
+    ::signal(SIGPIPE, SIG_IGN);
+    std::unique_ptr<ControlServer> server(new ControlServer(loop, std::move(options), handler));
+    if (int rc = server->m_listener.init(uv_pipe_init, loop, 0); rc != 0) {
+        return std::unexpected("cannot create the control socket: " + uv_text(rc));
+    }
+    if (int rc = uv_pipe_open(server->m_listener.get(), fd); rc != 0) {
+        return std::unexpected("cannot take over the control socket: " + uv_text(rc));
+    }
+    server->m_listening = true;
+    int rc = uv_listen(server->m_listener.as_stream(), SOMAXCONN, &ControlServer::on_connection);
+    if (rc != 0) {
+        server->close_all();
+        return std::unexpected("cannot listen on " + server->m_options.path + ": " + uv_text(rc));
+    }
+    return server;
+}
+
+int ControlServer::listener_fd() const {
+    uv_os_fd_t fd = -1;
+    if (!m_listener.initialized() ||
+        uv_fileno(reinterpret_cast<const uv_handle_t*>(m_listener.get()), &fd) != 0) {
+        return -1;
+    }
+    return fd;
+}
+
 ControlServer::~ControlServer() {
     close_all();
 }

@@ -96,6 +96,14 @@ public:
     static std::expected<std::unique_ptr<ControlServer>, std::string> open(uv_loop_t* loop,
                                                                            SocketOptions options,
                                                                            ControlHandler& handler);
+    // The socket bound at options.path and listening, that a previous pkitd handed over
+    // in `fd` (SPEC §16): clients queued in its backlog meanwhile are served now.
+    static std::expected<std::unique_ptr<ControlServer>, std::string> adopt(uv_loop_t* loop,
+                                                                            SocketOptions options,
+                                                                            ControlHandler& handler,
+                                                                            int fd);
+    // The listening socket's descriptor, for the hand-over; -1 when closed.
+    int listener_fd() const;
 
     // Closes everything (see close_all). Must not be called from inside a handler call.
     ~ControlServer();

@@ -41,6 +41,12 @@ public:
     // The daemon's reload; `done` is called on the loop, never after the daemon is gone.
     virtual void reload(ReloadDone done) = 0;
     virtual void request_shutdown(const std::string& why) = 0;
+    // Upgrade in place (SPEC §16): checks `binary` (empty: the one running) off the
+    // loop; `done` gets {from, to} or the reason it cannot be done. After a success
+    // the daemon hands over at the next turn, once the reply is written.
+    using UpgradeResult = std::expected<std::pair<std::string, std::string>, std::string>;
+    using UpgradeDone = std::function<void(const UpgradeResult&)>;
+    virtual void upgrade(std::string binary, UpgradeDone done) = 0;
     // pkitd's own log.
     virtual void log(std::string_view level, const std::string& message) = 0;
 

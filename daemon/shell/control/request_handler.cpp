@@ -7,6 +7,7 @@
 
 #include "config/accounts.hpp"
 #include "config/model.hpp"
+#include "config/suggest.hpp"
 #include "daemon/shell/control/event_view.hpp"
 #include "daemon/shell/control/health_view.hpp"
 
@@ -37,6 +38,20 @@ void resolve_access(DaemonPort& daemon, SocketOptions& options) {
     }
 }
 
+// `unknown service "wbe"; did you mean "web"?`: the suggestion among the services
+// pkitd has now (instances included, retired slots not).
+std::string unknown_service_message(const core::Supervisor& sup, std::string_view name) {
+    std::vector<std::string> names;
+    names.reserve(sup.size());
+    for (std::size_t i = 0; i < sup.size(); ++i) {
+        if (!sup.retired(i)) {
+            names.push_back(sup.service(i).spec().name);
+        }
+    }
+    return "unknown service \"" + std::string(name) + "\"" +
+           config::detail::did_you_mean(name, names);
+}
+
 }  // namespace
 
 std::expected<std::unique_ptr<RequestHandler>, std::string> RequestHandler::open(
@@ -51,6 +66,24 @@ std::expected<std::unique_ptr<RequestHandler>, std::string> RequestHandler::open
     }
     handler->m_server = std::move(*server);
     return handler;
+}
+
+std::expected<std::unique_ptr<RequestHandler>, std::string> RequestHandler::adopt(
+    uv_loop_t* loop, const std::string& socket_path, DaemonPort& daemon, int fd) {
+    SocketOptions options;
+    options.path = socket_path;
+    resolve_access(daemon, options);
+    std::unique_ptr<RequestHandler> handler(new RequestHandler(daemon));
+    auto server = ControlServer::adopt(loop, std::move(options), *handler, fd);
+    if (!server) {
+        return std::unexpected(server.error());
+    }
+    handler->m_server = std::move(*server);
+    return handler;
+}
+
+int RequestHandler::listener_fd() const {
+    return m_server ? m_server->listener_fd() : -1;
 }
 
 RequestHandler::~RequestHandler() {
@@ -97,6 +130,11 @@ std::optional<std::vector<std::size_t>> RequestHandler::targets(ConnectionId con
             unknown.push_back(name);
         }
     }
+    if (unknown.size() == 1) {
+        reply_error(connection, request.id, proto::ErrorCode::unknown_service,
+                    unknown_service_message(sup, unknown.front()));
+        return std::nullopt;
+    }
     if (!unknown.empty()) {
         // Named in full up to a few, so that a hostile list gets a short reply.
         constexpr std::size_t k_named = 8;
@@ -119,7 +157,7 @@ std::optional<std::size_t> RequestHandler::target(ConnectionId connection,
     auto index = m_daemon.supervisor().find(request.service);
     if (!index) {
         reply_error(connection, request.id, proto::ErrorCode::unknown_service,
-                    "unknown service \"" + request.service + "\"");
+                    unknown_service_message(m_daemon.supervisor(), request.service));
     }
     return index;
 }
@@ -183,6 +221,17 @@ void RequestHandler::on_request(ConnectionId connection, proto::Request request)
             return;
         case Command::health:
             reply_ok(connection, request.id, health_result(m_daemon.supervisor(), m_daemon.now()));
+            return;
+        case Command::upgrade:
+            m_daemon.upgrade(request.binary, [this, connection, id = request.id](
+                                                 const DaemonPort::UpgradeResult& result) {
+                if (!result) {
+                    reply_error(connection, id, proto::ErrorCode::upgrade_failed, result.error());
+                    return;
+                }
+                reply_ok(connection, id,
+                         proto::json{{"from", result->first}, {"to", result->second}});
+            });
             return;
     }
 }

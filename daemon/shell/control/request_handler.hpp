@@ -34,6 +34,10 @@ public:
     // pkitd.toml; the message says why it failed.
     static std::expected<std::unique_ptr<RequestHandler>, std::string> open(
         uv_loop_t* loop, const std::string& socket_path, DaemonPort& daemon);
+    // The same on the listening socket a previous pkitd handed over in `fd` (SPEC §16).
+    static std::expected<std::unique_ptr<RequestHandler>, std::string> adopt(
+        uv_loop_t* loop, const std::string& socket_path, DaemonPort& daemon, int fd);
+    int listener_fd() const;
     ~RequestHandler() override;
 
     void on_request(ConnectionId connection, proto::Request request) override;

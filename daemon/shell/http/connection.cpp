@@ -2,6 +2,7 @@
 
 #include <sys/ioctl.h>
 
+#include <ctime>
 #include <string>
 #include <vector>
 
@@ -21,6 +22,11 @@ struct WriteRequest {
 
 Connection* owner_of(uv_stream_t* stream) {
     return static_cast<Connection*>(stream->data);
+}
+
+// The Date of a reply written now (the wall clock: it is for display).
+std::string now_date() {
+    return http_date(static_cast<long long>(std::time(nullptr)));
 }
 
 }  // namespace
@@ -197,6 +203,7 @@ void Connection::answer(const Request& request) {
         return;
     }
     const bool head_only = request.method == "HEAD";
+    response.date = now_date();
     std::string bytes =
         serialize_head(response, response.body.size(), request.keep_alive, request.version_minor);
     if (!head_only) {
@@ -211,6 +218,7 @@ void Connection::on_metrics(MetricsCache::Body body) {
     const Request& request = m_metrics_request;
     Response response;
     response.content_type = std::string(k_metrics_content_type);
+    response.date = now_date();
     std::string head =
         serialize_head(response, body->size(), request.keep_alive, request.version_minor);
     if (request.method == "HEAD") {
@@ -225,6 +233,7 @@ void Connection::on_metrics(MetricsCache::Body body) {
 
 void Connection::fail(const ParseError& error) {
     Response response{error.status, "text/plain; charset=utf-8", error.message + "\n", true};
+    response.date = now_date();
     send(serialize(response, false, false, 1));
     finish();
 }

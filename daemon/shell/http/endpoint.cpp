@@ -52,6 +52,15 @@ std::expected<void, std::string> Endpoint::open(const config::HttpSpec& spec) {
     return {};
 }
 
+std::expected<void, std::string> Endpoint::adopt(const config::HttpSpec& spec, int fd) {
+    auto server = Server::adopt(m_daemon.loop(), spec.listen.value_or(""), sources(), fd);
+    if (!server) {
+        return std::unexpected(server.error());
+    }
+    m_server = std::move(*server);
+    return {};
+}
+
 // A reload's uv_getaddrinfo: detached (owner null) when superseded or when the
 // Endpoint goes, then only freed when libuv hands it back.
 struct Endpoint::Resolution {

@@ -25,6 +25,8 @@ public:
     // Start-up: listens on `spec.listen` when set. The error names the address and
     // why it cannot be bound (pkitd then exits 3).
     std::expected<void, std::string> open(const config::HttpSpec& spec);
+    // After an upgrade in place: the listener the previous pkitd handed over.
+    std::expected<void, std::string> adopt(const config::HttpSpec& spec, int fd);
     // Reload: a changed address closes the old listener and opens the new one (its
     // open connections end). When the new one cannot be bound, the error is logged
     // and the old address keeps serving, as with an invalid configuration. A host

@@ -192,6 +192,38 @@ const std::array<std::string, k_states.size()>& state_labels() {
 
 MetricsRender::MetricsRender(MetricsSnapshot snapshot) : m_snapshot(std::move(snapshot)) {}
 
+namespace {
+
+// pkitd's own process_* families, as the Prometheus clients name them, so a
+// dashboard made for any exporter shows pkitd too.
+void render_own_process(std::string& out, const MetricsSnapshot& snap) {
+    auto sample = [&out](const char* name, double value) {
+        out += name;
+        out += ' ';
+        append_number(out, value);
+        out += '\n';
+    };
+    family(out, "process_start_time_seconds", "gauge",
+           "Start time of the process since the unix epoch, in seconds.");
+    sample("process_start_time_seconds", snap.start_time);
+    if (!snap.own) {
+        return;
+    }
+    family(out, "process_cpu_seconds_total", "counter",
+           "Total user and system CPU time spent, in seconds.");
+    sample("process_cpu_seconds_total", snap.own->cpu_seconds);
+    family(out, "process_resident_memory_bytes", "gauge", "Resident memory size, in bytes.");
+    sample("process_resident_memory_bytes", static_cast<double>(snap.own->rss_bytes));
+    family(out, "process_open_fds", "gauge", "Number of open file descriptors.");
+    sample("process_open_fds", static_cast<double>(snap.own->open_fds));
+    if (snap.own->max_fds > 0) {
+        family(out, "process_max_fds", "gauge", "Maximum number of open file descriptors.");
+        sample("process_max_fds", static_cast<double>(snap.own->max_fds));
+    }
+}
+
+}  // namespace
+
 bool MetricsRender::step(std::size_t samples) {
     const MetricsSnapshot& snap = m_snapshot;
     std::string& out = m_out;
@@ -205,7 +237,8 @@ bool MetricsRender::step(std::size_t samples) {
         family(out, "pkit_start_time_seconds", "gauge", "When pkitd started, in unix seconds.");
         out += "pkit_start_time_seconds ";
         append_number(out, snap.start_time);
-        family(out.append("\n"), "pkit_ready", "gauge", "1 when pkitd is ready (SPEC section 11).");
+        family(out.append("\n"), "pkit_ready", "gauge",
+               "1 when pkitd is ready (what /readyz answers with 200).");
         out += snap.ready ? "pkit_ready 1\n" : "pkit_ready 0\n";
         family(out, "pkit_orphans_reaped_total", "counter",
                "Processes pkitd reaped that were none of its runs.");
@@ -216,6 +249,7 @@ bool MetricsRender::step(std::size_t samples) {
         out += "pkit_storm_pauses_total ";
         append_number(out, snap.storm_pauses);
         out += '\n';
+        render_own_process(out, snap);
         family(out, "pkit_service_state", "gauge", "1 for the service's current state, else 0.");
     }
     // Family 0 is pkit_service_state (nine samples a row); family f > 0 is

@@ -14,6 +14,7 @@
 
 #include "daemon/core/readiness.hpp"
 #include "daemon/core/supervisor.hpp"
+#include "daemon/shell/io/resources.hpp"
 #include "proto/status.hpp"
 
 namespace pkit::shell::http {
@@ -56,6 +57,8 @@ struct MetricsSnapshot {
     // Each row's run's process group (0: no run), when its resources are still to be
     // read (MetricsCache reads them off the loop); empty when `rows` have them.
     std::vector<pid_t> groups;
+    // pkitd's own process (read with the groups' pass); nullopt: not read.
+    std::optional<OwnProcess> own;
 };
 
 MetricsSnapshot snapshot_metrics(const MetricsInput& input);

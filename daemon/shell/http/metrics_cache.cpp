@@ -52,6 +52,8 @@ std::optional<MetricsCache::Body> MetricsCache::request(Deliver deliver, std::ui
 void MetricsCache::start_render() {
     MetricsSnapshot snapshot = m_snapshot();
     if (snapshot.groups.empty()) {
+        // No run to read: pkitd's own figures only (two small /proc reads).
+        snapshot.own = read_own_process();
         resources_read(std::move(snapshot));
         return;
     }
@@ -67,6 +69,7 @@ void MetricsCache::start_render() {
             auto* p = static_cast<Pass*>(req->data);
             try {
                 p->resources = read_group_resources(p->snapshot.groups, *p->stats);
+                p->snapshot.own = read_own_process();
             } catch (...) {
                 p->resources.clear();  // out of memory: the scrape shows no resources
             }

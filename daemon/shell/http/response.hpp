@@ -2,6 +2,7 @@
 // HTTP responses of the endpoint (SPEC §11), as bytes ready to write. Pure.
 
 #include <cstddef>
+#include <ctime>
 #include <string>
 #include <string_view>
 
@@ -17,12 +18,19 @@ struct Response {
     // The body is the /metrics exposition, which the connection gets from the
     // server's MetricsCache (shared between scrapers) instead of `body`.
     bool metrics = false;
+    // The Date header's value (http_date()); every reply of the endpoint has one.
+    std::string date;
 };
+
+// `unix_seconds` as HTTP's Date wants it (RFC 9110 IMF-fixdate):
+// "Sun, 06 Nov 1994 08:49:37 GMT". In English whatever the locale.
+std::string http_date(long long unix_seconds);
 
 // The reason phrase of the statuses the endpoint uses ("OK", "Not Found", ...).
 std::string_view reason_phrase(int status);
 
-// The response's bytes: status line, Content-Type, Content-Length, Connection and,
+// The response's bytes: status line, Date (when set), Content-Type, Content-Length,
+// Connection and,
 // unless `head_only`, the body. `keep_alive` is what the connection does next; for an
 // HTTP/1.0 request it is said explicitly (Connection: keep-alive).
 std::string serialize(const Response& response, bool keep_alive, bool head_only,

@@ -112,6 +112,40 @@ std::expected<std::unique_ptr<Server>, std::string> Server::open_at(uv_loop_t* l
     return server;
 }
 
+std::expected<std::unique_ptr<Server>, std::string> Server::adopt(uv_loop_t* loop,
+                                                                  const std::string& listen,
+                                                                  Sources sources, int fd) {
+    std::unique_ptr<Server> server(new Server(loop, listen, std::move(sources)));
+    socklen_t length = sizeof server->m_address;
+    ::getsockname(fd, reinterpret_cast<sockaddr*>(&server->m_address), &length);
+    int rc = server->m_listener.init(uv_tcp_init, loop);
+    if (rc == 0) {
+        rc = uv_tcp_open(server->m_listener.get(), fd);
+    }
+    if (rc == 0) {
+        rc = uv_listen(server->m_listener.as_stream(), k_backlog,
+                       [](uv_stream_t* listener, int status) {
+                           if (auto* self = static_cast<Server*>(listener->data)) {
+                               self->on_connection(status);
+                           }
+                       });
+    }
+    if (rc != 0) {
+        return std::unexpected("cannot take over " + listen +
+                               " ([http] listen): " + uv_strerror(rc));
+    }
+    return server;
+}
+
+int Server::listener_fd() const {
+    uv_os_fd_t fd = -1;
+    if (!m_listener.initialized() ||
+        uv_fileno(reinterpret_cast<const uv_handle_t*>(m_listener.get()), &fd) != 0) {
+        return -1;
+    }
+    return fd;
+}
+
 void Server::on_connection(int status) {
     if (status < 0) {
         return;  // EMFILE and the like: libuv retries on the next readiness

@@ -42,6 +42,11 @@ public:
     static std::expected<std::unique_ptr<Server>, std::string> open_at(
         uv_loop_t* loop, const std::string& listen, const sockaddr_storage& address,
         Sources sources);
+    // The listener a previous pkitd handed over in `fd` (SPEC §16), bound to `listen`.
+    static std::expected<std::unique_ptr<Server>, std::string> adopt(uv_loop_t* loop,
+                                                                     const std::string& listen,
+                                                                     Sources sources, int fd);
+    int listener_fd() const;
     // `listen` as an address when its host is numeric (an IPv4 or [IPv6] literal),
     // which needs no resolver; nullopt for a name (or a malformed address).
     static std::optional<sockaddr_storage> numeric_address(const std::string& listen);

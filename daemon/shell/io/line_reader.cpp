@@ -161,6 +161,27 @@ bool LineReader::at_eof() const {
     return m_watch != nullptr && m_watch->eof;
 }
 
+std::string LineReader::pending() const {
+    if (m_watch == nullptr) {
+        return {};
+    }
+    std::string bytes = m_watch->partial;
+    if (m_watch->backlog) {
+        bytes += m_watch->backlog->bytes;
+    }
+    return bytes;
+}
+
+int LineReader::fd() const {
+    return m_watch != nullptr && m_watch->polling ? m_watch->fd : -1;
+}
+
+void LineReader::restore_pending(std::string_view pending) {
+    if (m_watch != nullptr && m_watch->polling && !pending.empty()) {
+        m_watch->keep(pending.data(), pending.size());
+    }
+}
+
 std::size_t LineReader::footprint() {
     return sizeof(Watch);
 }

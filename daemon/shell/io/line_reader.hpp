@@ -67,6 +67,13 @@ public:
     // True once the end of the stream has been delivered.
     bool at_eof() const;
 
+    // An upgrade in place (SPEC §16) hands the fd over: the bytes read and not
+    // delivered yet (the partial line, then any backlog), and the fd, which stays open.
+    std::string pending() const;
+    int fd() const;
+    // The next pkitd's reader: `pending` is delivered as if just read, at the next turn.
+    void restore_pending(std::string_view pending);
+
     // The bytes an open reader holds besides its partial line and a backlog (its block).
     static std::size_t footprint();
 

@@ -117,6 +117,13 @@ std::expected<std::unique_ptr<NotifySocket>, std::string> NotifySocket::open(
         return std::unexpected(failure(path, "permissions", error));
     }
 
+    return adopt(loop, std::move(path), std::move(callback), fd);
+}
+
+std::expected<std::unique_ptr<NotifySocket>, std::string> NotifySocket::adopt(uv_loop_t* loop,
+                                                                              std::string path,
+                                                                              Callback callback,
+                                                                              int fd) {
     std::unique_ptr<NotifySocket> socket(
         new NotifySocket(std::move(path), std::move(callback), fd));
     int rc = socket->m_poll.init(uv_poll_init, loop, fd);

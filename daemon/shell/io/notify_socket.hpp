@@ -53,7 +53,13 @@ public:
         std::optional<uid_t> owner = std::nullopt);
 
     // Closes the socket and removes its file.
+    // The socket bound at `path` that a previous pkitd handed over in `fd` (SPEC §16).
+    static std::expected<std::unique_ptr<NotifySocket>, std::string> adopt(uv_loop_t* loop,
+                                                                           std::string path,
+                                                                           Callback callback,
+                                                                           int fd);
     ~NotifySocket();
+    int fd() const { return m_fd; }
 
     NotifySocket(const NotifySocket&) = delete;
     NotifySocket& operator=(const NotifySocket&) = delete;

@@ -210,4 +210,37 @@ std::vector<proto::Resources> read_group_resources(
     return result;
 }
 
+std::optional<OwnProcess> read_own_process() {
+    static const double ticks = static_cast<double>(::sysconf(_SC_CLK_TCK));
+    static const long long page = ::sysconf(_SC_PAGESIZE);
+    char buffer[1024];
+    int fd = ::open("/proc/self/stat", O_RDONLY | O_CLOEXEC);
+    if (fd < 0) {
+        return std::nullopt;
+    }
+    ssize_t n = ::read(fd, buffer, sizeof buffer);
+    ::close(fd);
+    ProcStat stat;
+    if (n <= 0 || !parse_proc_stat(std::string_view(buffer, static_cast<std::size_t>(n)), stat)) {
+        return std::nullopt;
+    }
+    OwnProcess own;
+    own.cpu_seconds = static_cast<double>(stat.utime + stat.stime) / ticks;
+    own.rss_bytes = stat.rss_pages * page;
+    if (DIR* fds = ::opendir("/proc/self/fd")) {
+        while (const dirent* entry = ::readdir(fds)) {
+            if (entry->d_name[0] != '.') {
+                ++own.open_fds;
+            }
+        }
+        ::closedir(fds);
+        --own.open_fds;  // the directory's own descriptor
+    }
+    rlimit limit{};
+    if (::getrlimit(RLIMIT_NOFILE, &limit) == 0 && limit.rlim_cur != RLIM_INFINITY) {
+        own.max_fds = static_cast<std::int64_t>(limit.rlim_cur);
+    }
+    return own;
+}
+
 }  // namespace pkit::shell

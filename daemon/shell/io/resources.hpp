@@ -8,6 +8,7 @@
 
 #include <cstddef>
 #include <cstdint>
+#include <optional>
 #include <string_view>
 #include <unordered_map>
 #include <utility>
@@ -76,6 +77,17 @@ private:
 std::vector<proto::Resources> read_group_resources(
     const std::vector<pid_t>& pgids, ProcStatCache& cache,
     std::vector<std::pair<pid_t, std::size_t>> members = {});
+
+// pkitd's own process, for its process_* metrics (the Prometheus client convention).
+struct OwnProcess {
+    double cpu_seconds = 0;      // user + system, every thread
+    std::int64_t rss_bytes = 0;  // resident
+    std::int64_t open_fds = 0;
+    std::int64_t max_fds = 0;  // the soft RLIMIT_NOFILE
+};
+// Reads /proc/self/stat and counts /proc/self/fd (linear in pkitd's open files: read
+// off the loop, with the groups' pass); nullopt when /proc cannot be read.
+std::optional<OwnProcess> read_own_process();
 
 // One /proc/PID/stat line, parsed: the fields the sums need. Pure, for tests.
 struct ProcStat {

@@ -78,6 +78,12 @@ public:
     // the records closed; the caller may go on without them.
     std::expected<void, OpenError> open(
         std::string path, std::chrono::milliseconds patience = std::chrono::seconds(2));
+    // The records a previous pkitd handed over in `fd`, its lock held (SPEC §16).
+    void adopt(int fd, std::string path) {
+        m_fd = fd;
+        m_path = std::move(path);
+    }
+    int fd() const { return m_fd; }
     bool is_open() const { return m_fd >= 0; }
     const std::string& path() const { return m_path; }
 

@@ -30,6 +30,18 @@ TEST_CASE("suggestions only for likely typos") {
     CHECK(closest("ass", keys) == "as");
 }
 
+TEST_CASE("did you mean: the tail of an unknown-name message, among many names") {
+    std::vector<std::string> names;
+    for (int i = 0; i < 1000; ++i) {
+        names.push_back("svc-" + std::to_string(i));
+    }
+    names.push_back("web");
+    CHECK(did_you_mean("wbe", names) == "; did you mean \"web\"?");
+    CHECK(did_you_mean("svc-9999", names) == "; did you mean \"svc-999\"?");
+    CHECK(did_you_mean("database", names).empty());
+    CHECK(did_you_mean("web", names).empty());  // exact: nothing to suggest
+}
+
 TEST_CASE("tcp targets are host:port") {
     CHECK_FALSE(check_tcp_target("127.0.0.1:8080").has_value());
     CHECK_FALSE(check_tcp_target("localhost:1").has_value());

@@ -207,5 +207,28 @@ TEST_CASE("storm: off unless pause is set") {
     }
 }
 
+TEST_CASE("an exhausted decision counts the restarts used, as its words do") {
+    config::ServiceSpec s = spec("flaky");
+    s.restart.max_restarts = 2;
+    RunResult run;
+    run.code = 1;
+    run.duration = 1s;
+    PolicyState state;
+    for (int i = 0; i < 2; ++i) {
+        CHECK(decide(s, run, state, mono(i), 0.5).restart);
+    }
+    Decision d = decide(s, run, state, mono(2), 0.5);
+    CHECK_FALSE(d.restart);
+    CHECK(d.reason == StopReason::restarts_exhausted);
+    CHECK(d.why.find("2 of 2 restarts used") != std::string::npos);
+    CHECK(d.restarts_counted == 2);
+    // A clean exit that the policy ends is counted alike.
+    s.restart.policy = config::RestartPolicy::on_crash;
+    run.code = 0;
+    run.clean = true;
+    PolicyState fresh = state;
+    CHECK(decide(s, run, fresh, mono(3), 0.5).restarts_counted == 2);
+}
+
 }  // namespace
 }  // namespace pkit::core

@@ -5,6 +5,7 @@
 
 #include "ctl/color.hpp"
 #include "ctl/command_suggest.hpp"
+#include "ctl/global_options.hpp"
 #include "ctl/time_text.hpp"
 
 using namespace pkit::ctl;
@@ -67,16 +68,36 @@ TEST_CASE("command word: only the command given is declared, unless --help or --
     CHECK_FALSE(needs_every_command({}));
 }
 
-TEST_CASE("since: durations of pkit.toml and bare seconds, nothing negative or malformed") {
-    CHECK(parse_since("2s") == 2.0);
-    CHECK(parse_since("1m30s") == 90.0);
-    CHECK(parse_since("500ms") == 0.5);
-    CHECK(parse_since("2") == 2.0);
-    CHECK(parse_since("0.25") == 0.25);
-    CHECK_FALSE(parse_since("").has_value());
-    CHECK_FALSE(parse_since("-1").has_value());
-    CHECK_FALSE(parse_since("2 s").has_value());
-    CHECK_FALSE(parse_since("soon").has_value());
+TEST_CASE("a command-line duration: pkit.toml's durations and bare seconds, one parser") {
+    CHECK(parse_duration_arg("2s") == 2.0);
+    CHECK(parse_duration_arg("5s") == 5.0);
+    CHECK(parse_duration_arg("1m30s") == 90.0);
+    CHECK(parse_duration_arg("500ms") == 0.5);
+    CHECK(parse_duration_arg("2") == 2.0);
+    CHECK(parse_duration_arg("5") == 5.0);
+    CHECK(parse_duration_arg("0.25") == 0.25);
+    CHECK(parse_duration_arg("0") == 0.0);
+    CHECK_FALSE(parse_duration_arg("").has_value());
+    CHECK_FALSE(parse_duration_arg("-1").has_value());
+    CHECK_FALSE(parse_duration_arg("2 s").has_value());
+    CHECK_FALSE(parse_duration_arg("soon").has_value());
+    CHECK_FALSE(parse_duration_arg("inf").has_value());
+    CHECK_FALSE(parse_duration_arg("1e300").has_value());
+}
+
+TEST_CASE("a bad duration option says what a duration looks like, in one short line") {
+    CHECK(duration_option("--within", "5") == 5.0);
+    CHECK(duration_option("--timeout", "1m30s", true) == 90.0);
+    try {
+        (void)duration_option("--timeout", "abc", true);
+        FAIL("accepted");
+    } catch (const CtlError& error) {
+        CHECK(error.status() == k_exit_usage);
+        CHECK(std::string(error.what()) ==
+              "--timeout: \"abc\" is not a duration (such as 5, 30s, 1m30s, 250ms)");
+    }
+    CHECK_THROWS_AS((void)duration_option("--timeout", "0", true), CtlError);
+    CHECK(duration_option("--since", "0") == 0.0);
 }
 
 TEST_CASE("seconds words: two decimals under a second, one under a minute, then units") {

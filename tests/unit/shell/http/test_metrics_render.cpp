@@ -88,6 +88,15 @@ TEST_CASE("response: HEAD keeps the Content-Length and drops the body") {
     CHECK(serialize(r, true, false, 0).find("Connection: keep-alive\r\n") != std::string::npos);
 }
 
+TEST_CASE("response: the Date header in IMF-fixdate, when set") {
+    CHECK(http_date(784111777) == "Sun, 06 Nov 1994 08:49:37 GMT");
+    CHECK(http_date(0) == "Thu, 01 Jan 1970 00:00:00 GMT");
+    Response r{200, "text/plain", "hello", false};
+    r.date = http_date(784111777);
+    CHECK(serialize(r, true, false, 1)
+              .starts_with("HTTP/1.1 200 OK\r\nDate: Sun, 06 Nov 1994 08:49:37 GMT\r\n"));
+}
+
 TEST_CASE("resources: a /proc/PID/stat line with spaces and parentheses in comm") {
     std::string line =
         "4242 (a b) c) S 1 4240 4240 0 -1 4194560 100 0 0 0 250 50 30 20 20 0 1 0 12345 "

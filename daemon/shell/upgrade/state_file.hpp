@@ -1,0 +1,66 @@
+#pragma once
+// The state file of an upgrade in place (SPEC §16): a JSON document that the old pkitd
+// writes to a memory file and the new one reads with `--resume FD`. The core's part is
+// walked by persist.hpp; these are its two archives, and the daemon-wide fields beside
+// it. The reader is strict: a missing field, a wrong type, a number out of range, a
+// name the configuration does not have, or any other version is an error that names
+// the field, and nothing it read is used then.
+//
+//   {"format": "pkit-state", "version": 1, "from": "0.4.0",
+//    "saved_at": <monotonic ns>, "daemon": {...}, "core": {...}, "fds": [...]}
+//
+// Times in "core" are nanoseconds relative to "saved_at": the monotonic clock goes on
+// across the exec, so a deadline keeps its moment exactly.
+
+#include <chrono>
+#include <cstdint>
+#include <expected>
+#include <string>
+#include <vector>
+
+#include <nlohmann/json.hpp>
+
+#include "daemon/core/supervisor.hpp"
+
+namespace pkit::shell::upgrade {
+
+// A descriptor kept across the exec, by role.
+struct KeptFd {
+    std::string role;  // control, http, notify, stdout, stderr, records
+    int fd = -1;
+    std::string service;  // notify, stdout, stderr
+    std::uint64_t run = 0;
+    std::string pending;  // stdout, stderr: bytes read and not delivered yet
+    std::string path;     // notify: the socket's path
+};
+
+// A group-mode run's leftover processes, being ended (see Daemon::cleanup_group).
+struct LeftoverFact {
+    int pgid = 0;
+    std::int64_t kill_in_ns = 0;  // SIGKILL due this long after the hand-over
+    bool killed = false;
+};
+
+struct DaemonFacts {
+    std::string from_version;
+    double started_wall = 0.0;
+    std::int64_t started_ns = 0;  // pkitd's start, relative to saved_at (negative)
+    std::uint64_t orphans_reaped = 0;
+    std::vector<KeptFd> fds;
+    std::vector<LeftoverFact> leftovers;
+};
+
+// The document for `supervisor` and `facts`, the moment of the hand-over `now`.
+nlohmann::json write_state(core::Supervisor& supervisor, const DaemonFacts& facts,
+                           core::TimePoint now);
+
+// The daemon-wide facts of a document, checked; the core's part stays for apply_state().
+std::expected<DaemonFacts, std::string> read_facts(const nlohmann::json& doc);
+
+// Fills `supervisor` (built from the same configuration, nothing started) from `doc`,
+// with `now` the moment of the resume. On an error the supervisor may be half filled:
+// the caller discards it.
+std::expected<void, std::string> apply_state(const nlohmann::json& doc,
+                                             core::Supervisor& supervisor, core::TimePoint now);
+
+}  // namespace pkit::shell::upgrade

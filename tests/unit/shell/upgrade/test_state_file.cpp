@@ -1,0 +1,169 @@
+// The upgrade's state file (SPEC §16): the core's state written and read back into a
+// supervisor built from the same configuration, and the reader's strictness.
+
+#include <doctest/doctest.h>
+
+#include "daemon/core/persist.hpp"
+#include "daemon/shell/upgrade/state_file.hpp"
+#include "tests/unit/core/fake.hpp"
+
+namespace pkit::shell::upgrade {
+namespace {
+
+using namespace core::test;
+using nlohmann::json;
+
+// Four services in four states at t = 5 s: `api` running with two output lines, `db`
+// in backoff after a failed launch, `job` stopped by the operator after a crash, and
+// `web` failed for good (no restarts allowed).
+core::Supervisor four_states() {
+    config::ServiceSpec api = spec("api");
+    config::ServiceSpec db = spec("db");
+    db.restart.backoff_initial = std::chrono::seconds(3);
+    config::ServiceSpec web = spec("web");
+    web.restart.max_restarts = 0;
+    core::Supervisor sup = supervisor({api, db, spec("job"), web});
+    sup.start(at(0));
+    sup.on_spawned(0, 1, 100, at(0.1));
+    sup.on_output(0, 1, core::Stream::stdout_, "listening on :80", 1000.2);
+    sup.on_output(0, 1, core::Stream::stderr_, "warming up", 1000.3);
+    sup.on_launch_failed(1, 1, core::LaunchFailure{config::LaunchError::not_found, "not_found: db"},
+                         at(4));
+    sup.on_spawned(2, 1, 102, at(0.1));
+    CHECK(sup.on_exit(102, exited(3), at(1)));
+    sup.stop_service(2, at(2));
+    sup.on_spawned(3, 1, 103, at(0.1));
+    CHECK(sup.on_exit(103, exited(1), at(2)));
+    sup.take_actions();
+    return sup;
+}
+
+core::Supervisor fresh() {
+    config::ServiceSpec db = spec("db");
+    db.restart.backoff_initial = std::chrono::seconds(3);
+    config::ServiceSpec web = spec("web");
+    web.restart.max_restarts = 0;
+    return supervisor({spec("api"), db, spec("job"), web});
+}
+
+DaemonFacts facts() {
+    DaemonFacts f;
+    f.from_version = "0.4.0";
+    f.started_wall = 1000.0;
+    f.started_ns = -5'000'000'000;
+    f.orphans_reaped = 7;
+    f.fds = {{"control", 3, "", 0, "", ""}, {"stdout", 9, "api", 1, "half a li", ""}};
+    return f;
+}
+
+TEST_CASE("the state read back gives every service the same state, counters and tails") {
+    core::Supervisor before = four_states();
+    json doc = write_state(before, facts(), mono(5));
+    // Through text, as the memory file carries it.
+    json read = json::parse(doc.dump());
+
+    core::Supervisor after = fresh();
+    REQUIRE(apply_state(read, after, mono(5.2)).has_value());
+    after.resumed(at(5.2));
+    for (std::size_t i = 0; i < before.size(); ++i) {
+        const core::Service& a = before.service(i);
+        const core::Service& b = after.service(i);
+        CAPTURE(a.name());
+        CHECK(b.state() == a.state());
+        CHECK(b.pid() == a.pid());
+        CHECK(b.run() == a.run());
+        CHECK(b.restarts() == a.restarts());
+        CHECK(b.crashes_counted() == a.crashes_counted());
+        CHECK(b.restart_at() == a.restart_at());
+        CHECK(b.started_at() == a.started_at());
+        CHECK(b.stopped_reason() == a.stopped_reason());
+        CHECK(b.last_decision().why == a.last_decision().why);
+        REQUIRE(b.tail().size() == a.tail().size());
+        for (std::size_t k = 0; k < a.tail().size(); ++k) {
+            CHECK(b.tail().at(k).text == a.tail().at(k).text);
+            CHECK(b.tail().at(k).stream == a.tail().at(k).stream);
+            CHECK(b.tail().at(k).at == a.tail().at(k).at);
+        }
+        REQUIRE(b.last_exit().has_value() == a.last_exit().has_value());
+        if (a.last_exit()) {
+            CHECK(b.last_exit()->code == a.last_exit()->code);
+            CHECK(b.last_exit()->duration == a.last_exit()->duration);
+        }
+    }
+    CHECK(after.service(0).state() == core::State::running);
+    CHECK(after.service(1).state() == core::State::backoff);
+    CHECK(after.service(2).state() == core::State::stopped);
+    CHECK(after.service(3).state() == core::State::failed);
+    // Written again, the restored state is the same document.
+    CHECK(write_state(after, facts(), mono(5)) == doc);
+    // The running run's pid is known again: its exit is a run's, not an orphan's.
+    CHECK(after.service_of(100) == std::size_t{0});
+    // The backoff ends when it would have: db's launch failed at 4 s, 3 s delay.
+    CHECK(after.next_deadline() == mono(7));
+    after.on_time(at(7));
+    auto actions = after.take_actions();
+    REQUIRE(!actions.empty());
+    const auto* spawn = std::get_if<core::SpawnAction>(&actions.front());
+    REQUIRE(spawn != nullptr);
+    CHECK(spawn->service == 1);
+    CHECK(spawn->run == 2);
+}
+
+TEST_CASE("the daemon's facts and kept descriptors are read back") {
+    core::Supervisor sup = four_states();
+    auto read = read_facts(json::parse(write_state(sup, facts(), mono(5)).dump()));
+    REQUIRE(read.has_value());
+    CHECK(read->from_version == "0.4.0");
+    CHECK(read->orphans_reaped == 7);
+    CHECK(read->started_ns == -5'000'000'000);
+    REQUIRE(read->fds.size() == 2);
+    CHECK(read->fds[1].role == "stdout");
+    CHECK(read->fds[1].service == "api");
+    CHECK(read->fds[1].fd == 9);
+    CHECK(read->fds[1].pending == "half a li");
+}
+
+TEST_CASE("the reader refuses what it cannot trust, naming the field") {
+    core::Supervisor sup = four_states();
+    const json good = write_state(sup, facts(), mono(5));
+    auto refused = [&](const json& doc) {
+        core::Supervisor target = fresh();
+        auto r = apply_state(doc, target, mono(6));
+        REQUIRE_FALSE(r.has_value());
+        return r.error();
+    };
+    json doc = good;
+    doc["version"] = 2;
+    CHECK(refused(doc) == "state version 2, this pkitd reads 1");
+    doc = good;
+    doc["format"] = "something else";
+    CHECK(refused(doc) == "not a pkit state file");
+    doc = good;
+    doc["core"]["services"]["api"].erase("run");
+    CHECK(refused(doc) == "core.services.api.run: missing");
+    doc = good;
+    doc["core"]["services"]["db"]["restarts"] = "three";
+    CHECK(refused(doc) == "core.services.db.restarts: not an integer");
+    doc = good;
+    doc["core"]["services"]["db"]["phase"] = 99;
+    CHECK(refused(doc) == "core.services.db.phase: out of range");
+    doc = good;
+    doc["core"]["services"]["db"]["pid"] = 1LL << 40;
+    CHECK(refused(doc) == "core.services.db.pid: out of range");
+    doc = good;
+    doc["core"]["services"]["ghost"] = good["core"]["services"]["api"];
+    CHECK(refused(doc) == "core.services: names an entry the configuration does not have");
+    doc = good;
+    doc["core"]["services"].erase("web");
+    CHECK(refused(doc) == "core.services: has no entry for web");
+    doc = good;
+    doc["core"]["services"]["api"]["tail"]["lines"][0]["stream"] = 5;
+    CHECK(refused(doc) == "core.services.api.tail.lines.stream: out of range");
+    doc = good;
+    doc["fds"][0]["fd"] = -1;
+    CHECK(refused(doc) == "fds.fd: negative");
+    CHECK(refused(json::array()) == "the state is not a JSON object");
+}
+
+}  // namespace
+}  // namespace pkit::shell::upgrade
