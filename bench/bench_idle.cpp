@@ -16,13 +16,6 @@ namespace {
 
 using namespace pkit::bench;
 
-long wakeups_over(pid_t pid, double seconds) {
-    Switches before = read_switches(pid);
-    sleep_seconds(seconds);
-    Switches after = read_switches(pid);
-    return after.total() - before.total();
-}
-
 // `strace -c -f -p PID` over `seconds`; the summary's lines, or a note why none.
 std::string strace_summary(pid_t pid, double seconds, const std::string& out_path) {
     if (::access("/usr/bin/strace", X_OK) != 0) {

@@ -248,6 +248,14 @@ inline Switches read_switches(pid_t pid) {
     return s;
 }
 
+// The context switches of every thread of `pid` over `seconds`: its wakeups then.
+inline long wakeups_over(pid_t pid, double seconds) {
+    Switches before = read_switches(pid);
+    sleep_seconds(seconds);
+    Switches after = read_switches(pid);
+    return after.total() - before.total();
+}
+
 // utime + stime of `pid` in seconds, from /proc/PID/stat; NaN when unreadable.
 inline double cpu_seconds(pid_t pid) {
     std::string stat = read_text("/proc/" + std::to_string(pid) + "/stat");

@@ -104,6 +104,9 @@ void parse_groups(const TableReader& top, DaemonDraft& draft) {
     }
 }
 
+constexpr std::array<std::string_view, 2> k_exit_when_names{"never", "all_done"};
+constexpr std::array<ExitWhen, 2> k_exit_when{ExitWhen::never, ExitWhen::all_done};
+
 }  // namespace
 
 DaemonDraft parse_daemon(const Diags& d, const toml::table& root) {
@@ -112,7 +115,7 @@ DaemonDraft parse_daemon(const Diags& d, const toml::table& root) {
     DaemonSpec& spec = draft.spec;
     TableReader top(d, root, "",
                     {"socket", "control_users", "control_group", "shutdown_timeout", "storm",
-                     "root", "groups", "http", "cgroups"},
+                     "root", "groups", "http", "cgroups", "exit_when"},
                     Pos{});
     top.read("socket", spec.socket, as_string);
     top.read("control_users", spec.control_users,
@@ -126,6 +129,7 @@ DaemonDraft parse_daemon(const Diags& d, const toml::table& root) {
     parse_groups(top, draft);
     parse_http(top, spec.http);
     top.read("cgroups", spec.cgroups, as_enum(k_cgroup_mode_names, k_cgroup_modes));
+    top.read("exit_when", spec.exit_when, as_enum(k_exit_when_names, k_exit_when));
     top.report_unknown();
     return draft;
 }

@@ -18,6 +18,7 @@
 
 #include "config/out_of_line.hpp"
 #include "config/pattern.hpp"
+#include "config/schedule.hpp"
 
 namespace pkit::config {
 
@@ -210,6 +211,7 @@ struct ServiceSpec {
     StopSpec stop;
     OutputSpec output;
     OutOfLine<ResourceLimits> resources;
+    OutOfLine<Schedule> schedule;  // SPEC §12: oneshot jobs only
 
     bool operator==(const ServiceSpec&) const = default;
 };
@@ -237,6 +239,10 @@ struct HttpSpec {
     bool operator==(const HttpSpec&) const = default;
 };
 
+// pkitd.toml `exit_when` (SPEC §12): run until told to stop, or end as a job container
+// once nothing can change without an operator.
+enum class ExitWhen { never, all_done };
+
 // pkitd.toml.
 // SPEC §15 `cgroups`: use a cgroup v2 hierarchy only where it is pkitd's own to
 // manage, never, or always (start-up fails without one).
@@ -252,6 +258,7 @@ struct DaemonSpec {
     std::vector<GroupSpec> groups;  // in name order
     HttpSpec http;
     CgroupMode cgroups = CgroupMode::automatic;  // read at start-up only
+    ExitWhen exit_when = ExitWhen::never;
     bool operator==(const DaemonSpec&) const = default;
 };
 

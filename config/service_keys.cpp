@@ -186,6 +186,34 @@ void check_oneshot(const TableReader& top, const ServiceSpec& spec) {
     }
 }
 
+// `schedule` (SPEC §12): a oneshot job only, since a tick starts an episode that ends
+// done or failed. A scheduled job counts toward pkitd's readiness only when its file
+// says so: between episodes it is neither running nor done.
+void parse_schedule_key(const TableReader& top, ServiceSpec& spec) {
+    const toml::node* node = top.get("schedule");
+    if (node == nullptr) {
+        return;
+    }
+    auto text = read_string(top.diags(), *node, "schedule");
+    if (!text) {
+        return;
+    }
+    auto schedule = parse_schedule(*text);
+    if (!schedule) {
+        top.diags().error(pos_of(*node), cat("schedule: ", schedule.error()));
+        return;
+    }
+    if (spec.type != ServiceType::oneshot) {
+        top.diags().error(top.key_pos("schedule"),
+                          "schedule: only a job can be scheduled; add type = \"oneshot\"");
+        return;
+    }
+    if (top.get("affects_readiness") == nullptr) {
+        spec.affects_readiness = false;
+    }
+    spec.schedule.set(std::move(*schedule));
+}
+
 }  // namespace
 
 ServiceDraft parse_service(const Diags& d, const toml::table& root, const LoadOptions& options) {
@@ -197,7 +225,7 @@ ServiceDraft parse_service(const Diags& d, const toml::table& root, const LoadOp
          "rlimits",   "user",     "group",   "after",     "success_codes", "timeout",
          "autostart", "escalate", "restart", "storm",     "stop_when",     "give_up_when",
          "health",    "ready",    "stop",    "output",    "type",          "affects_readiness",
-         "resources"},
+         "resources", "schedule"},
         Pos{});
     if (top.get("command") == nullptr) {
         d.error(top.header_pos(), "missing required key \"command\"");
@@ -248,6 +276,7 @@ ServiceDraft parse_service(const Diags& d, const toml::table& root, const LoadOp
     if (spec.type == ServiceType::oneshot) {
         check_oneshot(top, spec);
     }
+    parse_schedule_key(top, spec);
     top.report_unknown();
     return draft;
 }

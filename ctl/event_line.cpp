@@ -60,7 +60,7 @@ const std::vector<std::string>& event_types() {
     static const std::vector<std::string> types{
         "started",       "ready",     "exited",  "restarting", "storm_pause",
         "liveness_kill", "health",    "stopped", "gave_up",    "restarts_exhausted",
-        "group_failed",  "escalated", "reload"};
+        "group_failed",  "escalated", "reload",  "missed"};
     return types;
 }
 
@@ -113,7 +113,7 @@ std::string event_words(const proto::json& event) {
         return "health " + (status.empty() ? text_of(event, "reason") : status);
     }
     if (type == "stopped" || type == "gave_up" || type == "restarts_exhausted" ||
-        type == "group_failed" || type == "escalated" || type == "reload") {
+        type == "group_failed" || type == "escalated" || type == "reload" || type == "missed") {
         std::string words = type;
         std::ranges::replace(words, '_', ' ');  // "gave up", "restarts exhausted"
         if (type == "group_failed") {

@@ -24,7 +24,7 @@ constexpr std::string_view k_reset = "\033[0m";
 
 // Green when all is well, red when supervision ended in failure, yellow in between.
 std::string_view state_color(const std::string& state) {
-    if (state == "running" || state == "done") {
+    if (state == "running" || state == "done" || state == "scheduled") {
         return k_green;
     }
     if (state == "failed") {
@@ -108,7 +108,7 @@ bool any_oneshot(const std::vector<proto::ServiceStatus>& services) {
 }
 
 void status_row(Row& row, const proto::ServiceStatus& status, std::string_view name,
-                const std::string* group, bool with_type) {
+                const std::string* group, bool with_type, double now) {
     row.clear();
     row.push_back({std::string(name), {}});
     if (group != nullptr) {
@@ -119,7 +119,7 @@ void status_row(Row& row, const proto::ServiceStatus& status, std::string_view n
     }
     row.push_back({status.state, state_color(status.state)});
     row.push_back({status.pid ? std::to_string(*status.pid) : "-", {}});
-    row.push_back({uptime_text(status.uptime), {}});
+    row.push_back({uptime_cell(status, now), {}});
     row.push_back({std::to_string(status.restarts), {}});
     row.push_back({last_exit_text(status), {}});
     row.push_back({health_text(status), status.health && status.health->status == "unhealthy"
@@ -165,6 +165,13 @@ std::string uptime_text(std::optional<double> seconds) {
     auto duration = std::chrono::duration_cast<config::Duration>(
         std::chrono::duration<double>(std::max(0.0, *seconds)));
     return config::format_duration(duration);
+}
+
+std::string uptime_cell(const proto::ServiceStatus& status, double now) {
+    if (status.state == "scheduled" && status.schedule && status.schedule->next) {
+        return "in " + uptime_text(std::max(0.0, *status.schedule->next - now));
+    }
+    return uptime_text(status.uptime);
 }
 
 std::string last_exit_text(const proto::ServiceStatus& status) {
@@ -219,7 +226,7 @@ std::string health_text(const proto::ServiceStatus& status) {
 }
 
 std::string render_table(const std::vector<proto::ServiceStatus>& services, bool color,
-                         std::size_t width) {
+                         std::size_t width, double now) {
     const bool with_group = std::ranges::any_of(
         services, [](const proto::ServiceStatus& s) { return s.group.has_value(); });
     const bool with_type = any_oneshot(services);
@@ -235,13 +242,13 @@ std::string render_table(const std::vector<proto::ServiceStatus>& services, bool
         if (with_group) {
             group = status.group ? &*status.group : &no_group;
         }
-        status_row(row, status, status.name, group, with_type);
+        status_row(row, status, status.name, group, with_type, now);
     };
     return layout(services.size() + 1, fill, color, width);
 }
 
 std::string render_tree(const std::vector<proto::ServiceStatus>& services, bool color,
-                        std::size_t width) {
+                        std::size_t width, double now) {
     const bool with_type = any_oneshot(services);
     const bool with_resources = any_resources(services);
     // The lines in order: a service, or a group's line (status null) followed by its
@@ -286,7 +293,7 @@ std::string render_tree(const std::vector<proto::ServiceStatus>& services, bool 
             row.push_back({line.name, {}});
             return;
         }
-        status_row(row, *line.status, line.name, nullptr, with_type);
+        status_row(row, *line.status, line.name, nullptr, with_type, now);
     };
     return layout(lines.size() + 1, fill, color, width);
 }

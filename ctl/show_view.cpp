@@ -101,6 +101,44 @@ std::string run_words(const proto::json& status) {
     return text;
 }
 
+// "@daily; next 2026-12-03 00:00:00 UTC (in 4h12m), then ..., ...; last episode done,
+// started 2026-12-02 00:00:00 UTC; 2 ticks missed": a scheduled job's times.
+std::string schedule_words(const proto::json& schedule, const proto::json& facts, double now) {
+    std::string text = text_of(schedule, "expression");
+    std::vector<double> upcoming;
+    for (auto key : {"next_run_1", "next_run_2", "next_run_3"}) {
+        if (auto at = number_of(facts, key)) {
+            upcoming.push_back(*at);
+        }
+    }
+    if (upcoming.empty()) {
+        if (auto next = number_of(schedule, "next")) {
+            upcoming.push_back(*next);
+        }
+    }
+    if (upcoming.empty()) {
+        text += "; disarmed (`pkitctl start` arms it)";
+    } else {
+        text += "; next " + date_time_text(upcoming[0]) + " (in " +
+                seconds_words(std::max(0.0, upcoming[0] - now)) + ")";
+        for (std::size_t k = 1; k < upcoming.size(); ++k) {
+            text += (k == 1 ? ", then " : ", ") + date_time_text(upcoming[k]);
+        }
+    }
+    if (auto result = text_of(schedule, "last_result"); !result.empty()) {
+        text += "; last episode " + result;
+    } else {
+        text += "; no episode ended yet";
+    }
+    if (auto started = number_of(schedule, "last_started")) {
+        text += ", started " + date_time_text(*started);
+    }
+    if (auto missed = number_of(schedule, "missed"); missed && *missed > 0) {
+        text += "; " + integer_text(*missed) + (*missed == 1 ? " tick" : " ticks") + " missed";
+    }
+    return text;
+}
+
 }  // namespace
 
 std::string state_words(const proto::json& status, double now) {
@@ -116,8 +154,13 @@ std::string state_words(const proto::json& status, double now) {
             lasted = std::max(0.0, now - *at);
         }
     }
-    if (lasted && state != "waiting") {
+    if (lasted && state != "waiting" && state != "scheduled") {
         text += " for " + seconds_words(*lasted);
+    }
+    if (state == "scheduled" && status.contains("schedule") && status["schedule"].is_object()) {
+        if (auto next = number_of(status["schedule"], "next")) {
+            text += ", next run in " + seconds_words(std::max(0.0, *next - now));
+        }
     }
     if (auto in = number_of(status, "next_restart_in")) {
         // `restarts` already counts the restart that is pending.
@@ -174,6 +217,9 @@ std::string render_show(const ShowReplies& replies, double now, bool color) {
     };
     if (auto notified = text_of(status, "notify_status"); !notified.empty()) {
         fields.emplace_back("notify", notified);
+    }
+    if (status.contains("schedule") && status["schedule"].is_object()) {
+        fields.emplace_back("schedule", schedule_words(status["schedule"], facts, now));
     }
     fields.emplace_back("explain", text_of(replies.explain, "text"));
 

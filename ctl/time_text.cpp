@@ -24,6 +24,15 @@ std::string clock_text(double at) {
     return text;
 }
 
+std::string date_time_text(double at) {
+    auto seconds = static_cast<std::time_t>(std::floor(at));
+    std::tm local{};
+    ::localtime_r(&seconds, &local);
+    char text[48];
+    std::strftime(text, sizeof text, "%Y-%m-%d %H:%M:%S %Z", &local);
+    return text;
+}
+
 std::string seconds_words(double seconds) {
     seconds = std::max(0.0, seconds);
     char text[32];

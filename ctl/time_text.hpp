@@ -11,6 +11,9 @@ namespace pkit::ctl {
 // "12:03:04.512": unix seconds `at` in the local time zone, to the millisecond.
 std::string clock_text(double at);
 
+// "2026-12-03 02:30:00 CET": unix seconds `at` as a local date and time, to the second.
+std::string date_time_text(double at);
+
 // "0.25s", "3.0s", "1m30s": seconds as events and `show` print them (two decimals
 // under a second, one under a minute, then the two largest units).
 std::string seconds_words(double seconds);

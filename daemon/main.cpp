@@ -278,7 +278,8 @@ int main(int argc, char** argv) {
     app.footer(
         "Exit status: 0 after a requested shutdown; 1 when a failure escalated to the top of\n"
         "the tree; 2 invalid configuration; 3 fatal start-up error (socket); 128+N when a\n"
-        "second signal N forced the shutdown.");
+        "second signal N forced the shutdown. With exit_when = \"all_done\" (pkitd.toml):\n"
+        "0 once every service ended done or stopped, 1 when one failed or is left waiting.");
     try {
         app.parse(argc, argv);
     } catch (const CLI::ParseError& e) {

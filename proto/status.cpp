@@ -18,6 +18,7 @@ using detail::health_members;
 using detail::optional_from_json;
 using detail::optional_to_json;
 using detail::resources_members;
+using detail::schedule_members;
 using detail::service_members;
 
 namespace {
@@ -43,6 +44,7 @@ json object_from(const S& value, Members members) {
 void write(JsonWriter& w, const ExitInfo& value);
 void write(JsonWriter& w, const HealthInfo& value);
 void write(JsonWriter& w, const Resources& value);
+void write(JsonWriter& w, const ScheduleInfo& value);
 
 // Writes one member's value: scalars directly, nested objects through write().
 template <typename T>
@@ -54,7 +56,7 @@ void write_member(JsonWriter& w, const T& member) {
             w.null();
         }
     } else if constexpr (std::is_same_v<T, ExitInfo> || std::is_same_v<T, HealthInfo> ||
-                         std::is_same_v<T, Resources>) {
+                         std::is_same_v<T, Resources> || std::is_same_v<T, ScheduleInfo>) {
         write(w, member);
     } else if constexpr (std::is_same_v<T, CgroupsInfo>) {
         w.value(json(member));
@@ -83,6 +85,7 @@ void write_object(JsonWriter& w, const S& value, Members members) {
 constexpr auto k_exit = [](auto& v, auto&& f) { exit_members(v, f); };
 constexpr auto k_health = [](auto& v, auto&& f) { health_members(v, f); };
 constexpr auto k_resources = [](auto& v, auto&& f) { resources_members(v, f); };
+constexpr auto k_schedule = [](auto& v, auto&& f) { schedule_members(v, f); };
 constexpr auto k_service = [](auto& v, auto&& f) { service_members(v, f); };
 constexpr auto k_daemon = [](auto& v, auto&& f) { daemon_members(v, f); };
 
@@ -94,6 +97,9 @@ void write(JsonWriter& w, const HealthInfo& value) {
 }
 void write(JsonWriter& w, const Resources& value) {
     write_object(w, value, k_resources);
+}
+void write(JsonWriter& w, const ScheduleInfo& value) {
+    write_object(w, value, k_schedule);
 }
 
 // Which members of a status object a reply carries, by position in service_members:
@@ -193,6 +199,18 @@ void from_json(const json& in, Resources& value) {
     field_from_json(in, "rss_bytes", value.rss_bytes);
 }
 
+void to_json(json& out, const ScheduleInfo& value) {
+    out = object_from(value, k_schedule);
+}
+
+void from_json(const json& in, ScheduleInfo& value) {
+    in.at("expression").get_to(value.expression);
+    optional_from_json(in, "next", value.next);
+    optional_from_json(in, "last_started", value.last_started);
+    optional_from_json(in, "last_result", value.last_result);
+    field_from_json(in, "missed", value.missed);
+}
+
 void to_json(json& out, const ExitInfo& value) {
     out = object_from(value, k_exit);
 }
@@ -240,6 +258,7 @@ void from_json(const json& in, ServiceStatus& value) {
     field_from_json(in, "type", value.type);
     field_from_json(in, "stop_timeout", value.stop_timeout);
     optional_from_json(in, "ready_timeout", value.ready_timeout);
+    optional_from_json(in, "schedule", value.schedule);
     if (in.contains("resources")) {
         value.resources.asked = true;
         optional_from_json(in, "resources", value.resources.value);

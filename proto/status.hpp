@@ -40,6 +40,16 @@ struct Resources {
     bool operator==(const Resources&) const = default;
 };
 
+// A scheduled job's side of its status (SPEC §12).
+struct ScheduleInfo {
+    std::string expression;
+    std::optional<double> next;              // unix seconds of the next tick; null when disarmed
+    std::optional<double> last_started;      // unix seconds the latest episode started
+    std::optional<std::string> last_result;  // "done" or "failed"; null before the first end
+    std::int64_t missed = 0;                 // ticks that came while an episode ran
+    bool operator==(const ScheduleInfo&) const = default;
+};
+
 // A field written only when the request asked for it: absent otherwise (not null),
 // and null when asked for but there is nothing to report.
 template <typename T>
@@ -75,7 +85,8 @@ struct ServiceStatus {
     // pkitctl sizes its wait for a stop or restart reply from them.
     double stop_timeout = 5.0;
     std::optional<double> ready_timeout;
-    Requested<Resources> resources;  // status with "resources": null without a current run
+    Requested<Resources> resources;        // status with "resources": null without a current run
+    std::optional<ScheduleInfo> schedule;  // null without `schedule`
     bool operator==(const ServiceStatus&) const = default;
 };
 
@@ -149,6 +160,8 @@ void to_json(json& out, const HealthInfo& value);
 void to_json(json& out, const CgroupsInfo& value);
 void from_json(const json& in, CgroupsInfo& value);
 void from_json(const json& in, HealthInfo& value);
+void to_json(json& out, const ScheduleInfo& value);
+void from_json(const json& in, ScheduleInfo& value);
 void to_json(json& out, const ServiceStatus& value);
 void from_json(const json& in, ServiceStatus& value);
 void to_json(json& out, const DaemonStatus& value);

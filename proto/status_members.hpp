@@ -33,6 +33,15 @@ void resources_members(S& v, F&& f) {
 }
 
 template <typename S, typename F>
+void schedule_members(S& v, F&& f) {
+    f("expression", v.expression);
+    f("last_result", v.last_result);
+    f("last_started", v.last_started);
+    f("missed", v.missed);
+    f("next", v.next);
+}
+
+template <typename S, typename F>
 void service_members(S& v, F&& f) {
     f("group", v.group);
     f("health", v.health);
@@ -48,6 +57,7 @@ void service_members(S& v, F&& f) {
     f("resources", v.resources);
     f("restarts", v.restarts);
     f("run", v.run);
+    f("schedule", v.schedule);
     f("started_at", v.started_at);
     f("state", v.state);
     f("stop_timeout", v.stop_timeout);

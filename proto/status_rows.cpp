@@ -26,7 +26,7 @@ struct Scalar {
 template <typename T>
 inline constexpr bool k_object_member =
     std::is_same_v<T, ExitInfo> || std::is_same_v<T, HealthInfo> || std::is_same_v<T, Resources> ||
-    std::is_same_v<T, Requested<Resources>>;
+    std::is_same_v<T, Requested<Resources>> || std::is_same_v<T, ScheduleInfo>;
 
 // Stores `value` in `member` when it has the member's type. A null leaves a plain
 // member as it is (as field_from_json does) and clears an optional one.
@@ -84,7 +84,7 @@ bool assign(T& member, Scalar& value) {
 }
 
 // Where the scanner is: the object or array it is in.
-enum class Place { top, result, services, service, exit, health, resources, skip };
+enum class Place { top, result, services, service, exit, health, resources, schedule, skip };
 
 class RowsReader : public nlohmann::json_sax<json> {
 public:
@@ -224,6 +224,10 @@ private:
             row.resources.value.emplace();
             return Place::resources;
         }
+        if (m_key == "schedule") {
+            row.schedule.emplace();
+            return Place::schedule;
+        }
         return Place::skip;
     }
 
@@ -249,6 +253,9 @@ private:
                 break;
             case Place::resources:
                 detail::resources_members(*row.resources.value, look);
+                break;
+            case Place::schedule:
+                detail::schedule_members(*row.schedule, look);
                 break;
             default:
                 break;
@@ -305,6 +312,10 @@ private:
                 return set(
                     *row->resources.value,
                     [](auto& v, auto&& f) { detail::resources_members(v, f); }, value);
+            case Place::schedule:
+                return set(
+                    *row->schedule, [](auto& v, auto&& f) { detail::schedule_members(v, f); },
+                    value);
             case Place::result:
             case Place::skip:
                 return true;

@@ -58,6 +58,9 @@ std::string dependency_words(const Supervisor& supervisor, const std::string& na
                        " s)";
             }
             break;
+        case State::scheduled:
+            return name + " to end an episode done (scheduled: " + d.spec().schedule->expression +
+                   ")";
         case State::waiting:
         case State::stopping:
         case State::backoff:
@@ -118,6 +121,30 @@ std::string storm_pause_text(const Supervisor& supervisor, const Service& s, Now
            one_decimal(s.spec().storm->threshold) + "; " + restart_words(s, now) + ".";
 }
 
+// A scheduled job between episodes: when the next one starts, and how the last ended.
+std::string scheduled_text(const Service& s, Now now) {
+    const ScheduleRecord& r = s.schedule();
+    std::string text = "scheduled (" + s.spec().schedule->expression + "): ";
+    if (r.tick) {
+        text += "the next episode starts in " +
+                config::format_duration(std::max(Duration::zero(), *r.tick - now.mono)) + ".";
+    } else {
+        text += "no time of the schedule comes.";
+    }
+    if (r.last_result) {
+        text += " The last episode ended " + std::string(to_string(*r.last_result)) + " (" +
+                stopped_words(s) + ")";
+        text += s.last_decision().why.empty() ? "." : ": " + s.last_decision().why + ".";
+    } else {
+        text += " No episode has ended yet.";
+    }
+    if (r.missed > 0) {
+        text += " " + std::to_string(r.missed) + (r.missed == 1 ? " tick was" : " ticks were") +
+                " missed while an episode ran.";
+    }
+    return text;
+}
+
 // The sentence of `explain`: what the service is doing and why, by state.
 std::string state_text(const Supervisor& supervisor, std::size_t index, Now now) {
     const Service& s = supervisor.service(index);
@@ -140,6 +167,8 @@ std::string state_text(const Supervisor& supervisor, std::size_t index, Now now)
         case State::stopped:
             return "stopped by the operator (or autostart = false); `pkitctl start " + s.name() +
                    "` starts it.";
+        case State::scheduled:
+            return scheduled_text(s, now);
         case State::done:
         case State::failed:
             return std::string(s.state() == State::done ? "done" : "failed") + " (" +
@@ -182,6 +211,21 @@ Explanation explain(const Supervisor& supervisor, std::size_t index, Now now) {
     }
     if (s.state() == State::done || s.state() == State::failed) {
         fact("stopped", stopped_words(s));
+    }
+    if (s.has_schedule()) {
+        fact("schedule", s.spec().schedule->expression);
+        fact("missed", static_cast<std::int64_t>(s.schedule().missed));
+        if (s.schedule().tick) {
+            fact("next_run_in", config::to_seconds(*s.schedule().tick - now.mono));
+        }
+        // The next three times, for `show`: next_run_1 .. next_run_3, unix seconds.
+        const std::vector<double> upcoming = supervisor.upcoming_ticks(index, 3);
+        for (std::size_t k = 0; k < upcoming.size(); ++k) {
+            fact("next_run_" + std::to_string(k + 1), upcoming[k]);
+        }
+        if (s.schedule().last_result) {
+            fact("last_result", std::string(to_string(*s.schedule().last_result)));
+        }
     }
     e.text = state_text(supervisor, index, now);
     return e;

@@ -22,6 +22,8 @@ std::string_view to_string(State state) {
             return "done";
         case State::failed:
             return "failed";
+        case State::scheduled:
+            return "scheduled";
     }
     return "unknown";
 }
@@ -88,6 +90,8 @@ std::string_view to_string(EventType type) {
             return "escalated";
         case EventType::reload:
             return "reload";
+        case EventType::missed:
+            return "missed";
     }
     return "unknown";
 }

@@ -92,6 +92,33 @@ void persist_decision(Archive& a, Decision& d) {
 }
 
 template <class Archive>
+void persist_schedule(Archive& a, ScheduleRecord& r) {
+    a.value("armed", r.armed);
+    a.time("tick", r.tick);
+    a.value("tick_wall", r.tick_wall);
+    a.value("by_wall", r.by_wall);
+    a.value("last_started", r.last_started);
+    std::optional<int> result;
+    if (r.last_result) {
+        result = static_cast<int>(*r.last_result);
+    }
+    a.value("last_result", result);
+    if (a.loading()) {
+        r.last_result.reset();
+        if (result && (*result == static_cast<int>(State::done) ||
+                       *result == static_cast<int>(State::failed))) {
+            r.last_result = static_cast<State>(*result);
+        } else if (result) {
+            a.fail("last_result", "neither done nor failed");
+        }
+    }
+    a.value("last_success", r.last_success);
+    a.value("missed", r.missed);
+    a.value("episodes_ended", r.episodes_ended);
+    a.value("succeeded", r.succeeded);
+}
+
+template <class Archive>
 void Service::persist(Archive& a) {
     a.enumeration("phase", m_phase, Phase::failed);
     a.value("desired_up", m_desired_up);
@@ -170,6 +197,7 @@ void Service::persist(Archive& a) {
     a.value("match_output", m_match_output);
     a.value("tail_run", m_tail_run);
     a.value("previous_tail_run", m_previous_tail_run);
+    a.object("schedule", [&](Archive& nested) { persist_schedule(nested, m_schedule); });
 }
 
 template <class Archive>
@@ -177,6 +205,7 @@ void Supervisor::persist(Archive& a) {
     a.object("daemon_storm", [&](Archive& nested) { m_daemon_storm.persist(nested); });
     a.time("daemon_storm_until", m_daemon_storm_until);
     a.value("daemon_storm_pauses", m_daemon_storm_pauses);
+    a.time("epoch", m_epoch);
     a.object("root_window", [&](Archive& nested) { m_root_window.persist(nested); });
     // Groups and services by name: the next pkitd builds its own indices from the same
     // configuration, and a name it does not know is refused by the shell before this.

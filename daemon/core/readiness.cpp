@@ -24,6 +24,14 @@ std::optional<std::string> not_ready_reason(const Supervisor& supervisor, std::s
     if (!s.spec().affects_readiness) {
         return std::nullopt;
     }
+    if (s.schedule().armed) {
+        // A scheduled job (affects_readiness written in its file): ready unless its
+        // latest episode failed, whatever the current one is doing (SPEC §12).
+        if (s.schedule().last_result == State::failed) {
+            return "failed: the latest episode failed (" + stopped_words(s) + ")";
+        }
+        return std::nullopt;
+    }
     switch (s.state()) {
         case State::running:
             if (!s.ready()) {
@@ -35,7 +43,8 @@ std::optional<std::string> not_ready_reason(const Supervisor& supervisor, std::s
             }
             return std::nullopt;
         case State::done:
-        case State::stopped:  // not supervised: the operator stopped it, or autostart = false
+        case State::scheduled:  // disarmed jobs are never here: see above
+        case State::stopped:    // not supervised: the operator stopped it, or autostart = false
             return std::nullopt;
         case State::waiting: {
             auto deps = supervisor.unsatisfied_dependencies(index);

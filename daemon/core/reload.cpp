@@ -30,6 +30,17 @@ const config::GroupSpec* group_containing(
     return it == of.end() ? nullptr : it->second;
 }
 
+// Both scheduled, and nothing but the schedule differs: the job is re-armed and a
+// running episode goes on (SPEC §12).
+bool only_schedule_differs(const config::ServiceSpec& old_spec, const config::ServiceSpec& spec) {
+    if (!old_spec.schedule->enabled() || !spec.schedule->enabled()) {
+        return false;
+    }
+    config::ServiceSpec same = old_spec;
+    same.schedule = spec.schedule;
+    return same == spec;
+}
+
 bool same_group(const config::GroupSpec* a, const config::GroupSpec* b) {
     if (a == nullptr || b == nullptr) {
         return a == b;
@@ -71,6 +82,15 @@ ReloadOutcome Supervisor::reload(config::Tree tree, Now now) {
             continue;
         }
         outcome.changed.push_back(spec.name);
+        if (!group_changed && only_schedule_differs(s.spec(), spec)) {
+            Service& job = touch(*existing);
+            job.replace_schedule(*spec.schedule);
+            if (job.schedule().armed) {
+                job.disarm();
+                job.arm(next_tick_of(*existing, now));
+            }
+            continue;
+        }
         bool start = spec.autostart;
         superseded[*existing] = true;
         m_reloads.push_back(PendingReload{*existing, std::move(spec), start});
@@ -93,7 +113,7 @@ ReloadOutcome Supervisor::reload(config::Tree tree, Now now) {
     build_graph();
     for (std::size_t i : added) {
         if (m_services[i]->spec().autostart) {
-            touch(i).want_up(now, m_actions, true);
+            bring_up(i, now);
         }
     }
     Event e;
@@ -117,8 +137,9 @@ void Supervisor::settle_reload(Now now) {
         if (pending.replacement) {
             Service& s = touch(pending.service);
             s.replace_spec(std::move(*pending.replacement), s.group());
+            s.disarm();
             if (pending.start) {
-                s.want_up(now, m_actions, true);
+                bring_up(pending.service, now);
             }
             rebuild = true;
         }

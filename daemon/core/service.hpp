@@ -106,6 +106,7 @@
 
 #include "daemon/core/output_tail.hpp"
 #include "daemon/core/policy.hpp"
+#include "daemon/core/schedule.hpp"
 #include "daemon/core/types.hpp"
 
 namespace pkit::core {
@@ -180,6 +181,26 @@ public:
     // An sd_notify datagram from run `run` (the shell has checked the sender).
     void on_notify(std::uint64_t run, const NotifyMessage& message, Now now, Actions& out);
 
+    // --- A scheduled job (SPEC §12; service_schedule.cpp) ----------------------------
+    // Outside the grid: these act only on a job with `schedule`. Between episodes the
+    // job rests in stopped, done or failed, which state() reports as `scheduled` while
+    // it is armed. Arms the job for `next` (nullopt: no time comes; armed all the same).
+    void arm(const std::optional<Tick>& next);
+    // Disarms it: no more ticks; between episodes it is `stopped` (by the operator).
+    void disarm();
+    // The tick is due on the monotonic clock. A cron tick whose wall time has not come
+    // (the clock was set back) waits on; else `next` is armed and an episode starts
+    // with fresh counters, or, with one in progress, the tick is missed (counted,
+    // Emit missed).
+    void on_tick(Now now, Actions& out, const std::optional<Tick>& next);
+    // An episode started by the operator (`start`): counted as the latest episode.
+    void note_episode(Now now);
+    // A reload that changed only the schedule: the running episode goes on.
+    void replace_schedule(config::Schedule schedule) { m_spec.schedule = std::move(schedule); }
+    bool has_schedule() const { return m_spec.schedule->enabled(); }
+    const ScheduleRecord& schedule() const { return m_schedule; }
+    std::optional<TimePoint> tick_due() const { return m_schedule.tick; }
+
     // --- Queries -----------------------------------------------------------------
     const config::ServiceSpec& spec() const { return m_spec; }
     const std::string& name() const { return m_spec.name; }
@@ -198,8 +219,10 @@ public:
     }
     // `after` is satisfied by this service: ready, or ended cleanly (a one-shot job;
     // a running oneshot is never ready). `failed` leaves its dependents waiting.
+    // A scheduled job satisfies them once one of its episodes has ended done.
     bool satisfies_dependents() const {
-        return (m_phase == Phase::running && m_ready) || m_phase == Phase::done;
+        return (m_phase == Phase::running && m_ready) || m_phase == Phase::done ||
+               m_schedule.succeeded;
     }
     std::optional<TimePoint> next_deadline() const;
     // Liveness: nullopt without a [health] probe.
@@ -334,6 +357,8 @@ private:
     bool m_match_output = false;
     std::optional<std::uint64_t> m_tail_run;
     std::optional<std::uint64_t> m_previous_tail_run;
+
+    ScheduleRecord m_schedule;
 };
 
 }  // namespace pkit::core

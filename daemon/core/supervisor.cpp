@@ -226,12 +226,49 @@ std::optional<std::size_t> Supervisor::service_of(pid_t pid) const {
 }
 
 void Supervisor::start(Now now) {
+    m_epoch = now.mono;
     for (std::size_t i : m_order) {
         if (m_services[i]->spec().autostart) {
-            touch(i).want_up(now, m_actions, true);
+            bring_up(i, now);
         }
     }
     settle(now);
+}
+
+void Supervisor::bring_up(std::size_t service, Now now) {
+    if (m_services[service]->has_schedule()) {
+        touch(service).arm(next_tick_of(service, now));
+    } else {
+        touch(service).want_up(now, m_actions, true);
+    }
+}
+
+std::optional<Tick> Supervisor::next_tick_of(std::size_t service, Now now) const {
+    const Service& s = *m_services[service];
+    double after = now.wall;
+    if (s.schedule().armed && s.schedule().by_wall && s.schedule().tick) {
+        after = std::max(after, s.schedule().tick_wall);
+    }
+    return next_tick(*s.spec().schedule, now, m_epoch, after, m_zone);
+}
+
+std::vector<double> Supervisor::upcoming_ticks(std::size_t service, std::size_t count) const {
+    std::vector<double> out;
+    const Service& s = *m_services[service];
+    if (!s.schedule().armed || !s.schedule().tick) {
+        return out;
+    }
+    Tick tick{*s.schedule().tick, s.schedule().tick_wall, s.schedule().by_wall};
+    while (out.size() < count) {
+        out.push_back(tick.wall);
+        auto next =
+            next_tick(*s.spec().schedule, Now{tick.mono, tick.wall}, m_epoch, tick.wall, m_zone);
+        if (!next) {
+            break;
+        }
+        tick = *next;
+    }
+    return out;
 }
 
 void Supervisor::on_spawned(std::size_t service, std::uint64_t run, pid_t pid, Now now) {
@@ -280,6 +317,10 @@ void Supervisor::on_time(Now now) {
     }
     std::sort(due.begin(), due.end());
     for (std::size_t i : due) {
+        const Service& s = *m_services[i];
+        if (s.tick_due() && *s.tick_due() <= now.mono) {
+            touch(i).on_tick(now, m_actions, next_tick_of(i, now));
+        }
         touch(i).on_time(now, m_actions);
     }
     settle(now);
@@ -307,12 +348,26 @@ void Supervisor::start_service(std::size_t service, Now now) {
     if (m_shutting_down) {
         return;
     }
-    touch(service).want_up(now, m_actions, true);
+    Service& s = touch(service);
+    if (s.has_schedule()) {
+        // An episode now, and armed for the ticks after it (SPEC §12).
+        const State state = s.state();
+        if (!s.schedule().armed) {
+            s.arm(next_tick_of(service, now));
+        }
+        if (state == State::scheduled || state == State::stopped || state == State::done ||
+            state == State::failed) {
+            s.note_episode(now);
+        }
+    }
+    s.want_up(now, m_actions, true);
     settle(now);
 }
 
 void Supervisor::stop_service(std::size_t service, Now now) {
-    touch(service).stop(now, m_actions, AfterStop::stay_stopped, std::nullopt);
+    Service& s = touch(service);
+    s.disarm();
+    s.stop(now, m_actions, AfterStop::stay_stopped, std::nullopt);
     settle(now);
 }
 
@@ -320,7 +375,11 @@ void Supervisor::restart_service(std::size_t service, Now now) {
     if (m_shutting_down) {
         return;
     }
-    touch(service).stop(now, m_actions, AfterStop::relaunch, std::nullopt);
+    Service& s = touch(service);
+    if (s.state() == State::scheduled) {
+        s.note_episode(now);  // between episodes, a restart runs one now, as start does
+    }
+    s.stop(now, m_actions, AfterStop::relaunch, std::nullopt);
     settle(now);
 }
 
@@ -342,6 +401,9 @@ void Supervisor::shutdown(Now now, int status) {
     m_unsent = m_order.size();
     for (std::size_t i = 0; i < n; ++i) {
         touch(i).forbid_restarts();  // and every service is looked at once
+        if (m_services[i]->schedule().armed) {
+            touch(i).disarm();  // no tick starts an episode now
+        }
     }
     if (m_daemon.shutdown_timeout > Duration::zero()) {
         m_shutdown_deadline = now.mono + m_daemon.shutdown_timeout;

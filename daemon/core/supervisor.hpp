@@ -31,8 +31,11 @@ public:
     // `random01` draws uniformly from [0, 1) for backoff jitter; tests pass a fixed one.
     Supervisor(config::Tree tree, std::function<double()> random01);
 
-    // Wants every autostart service up and launches what can start.
+    // Wants every autostart service up and launches what can start; arms every
+    // autostart scheduled job. `now` is pkitd's start, the epoch of "every" schedules.
     void start(Now now);
+    // The zone cron schedules are read in (SPEC §12: TZ's); UTC until set.
+    void set_zone(ZoneOffset offset) { m_zone = offset != nullptr ? offset : utc_offset; }
 
     // --- Shell inputs ---------------------------------------------------------------
     void on_spawned(std::size_t service, std::uint64_t run, pid_t pid, Now now);
@@ -63,6 +66,12 @@ public:
     // restart with the new definition and fresh counters, unchanged ones are untouched.
     ReloadOutcome reload(config::Tree tree, Now now);
     bool shutting_down() const { return m_shutting_down; }
+    // `exit_when = "all_done"` (SPEC §12): once nothing can change without an operator
+    // (no service starting, running, stopping, in backoff or a storm pause, or
+    // scheduled; every waiting one behind a dependency that ended failed or stopped, or
+    // behind one so stuck), pkitd's exit status: 1 if a service ended failed or is
+    // left waiting, else 0. nullopt while something can still change.
+    std::optional<int> all_done_status() const;
     // The daemon-wide storm guard (pkitd.toml [storm]).
     int daemon_storm_pauses() const { return m_daemon_storm_pauses; }
     std::optional<TimePoint> daemon_storm_until() const { return m_daemon_storm_until; }
@@ -97,6 +106,8 @@ public:
     // Service indices in start order (SPEC §6: `after`, then name order).
     const std::vector<std::size_t>& start_order() const { return m_order; }
     const config::DaemonSpec& daemon_spec() const { return m_daemon; }
+    // The wall times of a scheduled job's next `count` ticks while it is armed (`show`).
+    std::vector<double> upcoming_ticks(std::size_t service, std::size_t count) const;
     // The names of the dependencies `service` is waiting for.
     std::vector<std::string> unsatisfied_dependencies(std::size_t service) const;
 
@@ -126,6 +137,10 @@ private:
     // Stops `services` (in reverse start order) for the shutdown.
     void stop_for_shutdown(std::vector<std::size_t>& services, Now now);
     bool dependencies_satisfied(std::size_t service) const;
+    // Autostart: a scheduled job is armed, any other service wanted up.
+    void bring_up(std::size_t service, Now now);
+    // A scheduled job's next tick after `now` (and after its last one).
+    std::optional<Tick> next_tick_of(std::size_t service, Now now) const;
     double draw() { return m_random01 ? m_random01() : 0.5; }
     // Feeds one crash to the daemon-wide storm score.
     void note_crash(Now now);
@@ -145,6 +160,8 @@ private:
     std::vector<std::size_t> m_order;
     std::unordered_map<pid_t, std::pair<std::size_t, std::uint64_t>> m_runs;  // pid → run
     std::vector<Action> m_actions;
+    TimePoint m_epoch{};  // pkitd's start: "every" schedules count from it
+    ZoneOffset m_zone = utc_offset;
 
     StormScore m_daemon_storm;
     std::optional<TimePoint> m_daemon_storm_until;

@@ -62,7 +62,8 @@ enum class State {
     storm_pause,
     stopped,
     done,
-    failed
+    failed,
+    scheduled,  // SPEC §12: a job between episodes, armed for its next tick
 };
 
 // Why supervision of a service ended (SPEC §5 `stopped`).
@@ -130,6 +131,7 @@ enum class EventType {
     group_failed,
     escalated,
     reload,
+    missed,  // a scheduled job's tick came while an episode ran
 };
 
 // One lifecycle event: pkitd's log line and the `events` stream are both made from it.

@@ -22,8 +22,34 @@ std::string ended_words(const Service& s) {
 
 }  // namespace
 
-WaitCheck check_wait(const Service& s, WaitFor condition) {
+namespace {
+
+WaitCheck check_episode(const Service& s, WaitFor condition, std::uint64_t episodes_before) {
+    const ScheduleRecord& r = s.schedule();
+    if (condition == WaitFor::ready && r.succeeded) {
+        return {WaitVerdict::reached, {}};
+    }
+    if (r.episodes_ended > episodes_before) {
+        if (r.last_result == State::done) {
+            return {WaitVerdict::reached, {}};
+        }
+        std::string why = s.last_decision().why;
+        return {WaitVerdict::unreachable,
+                s.name() + "'s latest episode failed" + (why.empty() ? "" : ": " + why)};
+    }
+    if (s.state() == State::stopped) {
+        return {WaitVerdict::unreachable, ended_words(s)};
+    }
+    return {WaitVerdict::pending, {}};
+}
+
+}  // namespace
+
+WaitCheck check_wait(const Service& s, WaitFor condition, std::uint64_t episodes_before) {
     const State state = s.state();
+    if (s.has_schedule() && condition != WaitFor::stopped) {
+        return check_episode(s, condition, episodes_before);
+    }
     const bool ended = state == State::stopped || state == State::done || state == State::failed;
     switch (condition) {
         case WaitFor::ready:

@@ -27,7 +27,11 @@ struct WaitCheck {
 // `ready`: running and ready, or done. `done`: done only. `stopped`: stopped, done or
 // failed. A `failed` service cannot become ready or done, nor can a `stopped` one
 // (the operator stopped it, or it waits for `pkitctl start`).
-WaitCheck check_wait(const Service& service, WaitFor condition);
+// A scheduled job (SPEC §12) reaches `done` when an episode that ends after the wait
+// began (`episodes_before`: its ScheduleRecord::episodes_ended then) ends done, and
+// cannot when that episode fails or the job is disarmed; `ready` once any episode has
+// ended done.
+WaitCheck check_wait(const Service& service, WaitFor condition, std::uint64_t episodes_before = 0);
 
 std::string_view to_string(WaitFor condition);
 

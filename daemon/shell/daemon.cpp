@@ -15,6 +15,7 @@
 #include "daemon/shell/control/health_view.hpp"
 #include "daemon/shell/control/request_handler.hpp"
 #include "daemon/shell/http/endpoint.hpp"
+#include "daemon/shell/io/zone.hpp"
 #include "daemon/shell/launch/launcher.hpp"
 #include "proto/version.hpp"
 
@@ -132,6 +133,7 @@ int Daemon::run() {
     if (!open_cgroups()) {
         return 3;
     }
+    m_supervisor.set_zone(zone_from_environment());
     if (m_options.resume) {
         // Before the reaper's first batch: an exit during the exec is a run's, judged.
         resume(*m_options.resume);
@@ -244,6 +246,24 @@ void Daemon::pump() {
     if (m_systemd.enabled()) {
         m_systemd.status(status_summary(m_supervisor));
     }
+    check_all_done();
+}
+
+void Daemon::check_all_done() {
+    if (m_supervisor.daemon_spec().exit_when != config::ExitWhen::all_done ||
+        m_supervisor.shutting_down()) {
+        return;
+    }
+    std::optional<int> status = m_supervisor.all_done_status();
+    if (!status) {
+        return;
+    }
+    log("info", std::string("shutting down: exit_when = \"all_done\" and nothing is left to run") +
+                    (*status == 0 ? "" : " (a service failed or is left waiting: exit 1)"));
+    m_systemd.stopping();
+    resolve_launches();
+    m_supervisor.shutdown(now(), *status);
+    pump();
 }
 
 // One overload per action type: a new type in core::Action fails to compile here

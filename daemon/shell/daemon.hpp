@@ -144,6 +144,8 @@ private:
     // control requests they decided, and re-arms the deadline timer. Call after every
     // Supervisor input.
     void pump();
+    // exit_when = "all_done": shuts down once the Supervisor says nothing is left to run.
+    void check_all_done();
     // Pumps once at the loop's next turn: launches that exec'd in the same turn (a
     // thousand at start-up) share one pump instead of one each, and the spawns deferred
     // (see spawn()) go on.

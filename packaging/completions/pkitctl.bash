@@ -7,7 +7,7 @@
 # names after `signal NAME`. Without an answer from pkitd, names are not completed.
 
 _pkitctl_signals="HUP INT QUIT KILL USR1 USR2 TERM CONT STOP TSTP TTIN TTOU WINCH ALRM PIPE ABRT"
-_pkitctl_event_types="started ready exited restarting storm_pause liveness_kill health stopped gave_up restarts_exhausted group_failed escalated reload"
+_pkitctl_event_types="started ready exited restarting storm_pause liveness_kill health stopped gave_up restarts_exhausted group_failed escalated reload missed"
 
 # The service names pkitd knows, one a line.
 _pkitctl_services() {

@@ -127,6 +127,6 @@ complete -c pkitctl -n "__pkitctl_using logs" -l since -x -d 'a duration'
 complete -c pkitctl -n "__pkitctl_using events" -l service -x -a "(__pkitctl_services)" \
     -d "only this service's events"
 complete -c pkitctl -n "__pkitctl_using events" -l type -x -d 'only events of this type' \
-    -a 'started ready exited restarting storm_pause liveness_kill health stopped gave_up restarts_exhausted group_failed escalated reload'
+    -a 'started ready exited restarting storm_pause liveness_kill health stopped gave_up restarts_exhausted group_failed escalated reload missed'
 complete -c pkitctl -n "__pkitctl_using check" -a "(__fish_complete_directories)"
 complete -c pkitctl -n "__pkitctl_using upgrade" -l binary -r -F -d 'the new pkitd'

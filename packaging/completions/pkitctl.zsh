@@ -66,7 +66,7 @@ _pkitctl() {
     )
     signals=(HUP INT QUIT KILL USR1 USR2 TERM CONT STOP TSTP TTIN TTOU WINCH ALRM PIPE ABRT)
     event_types=(started ready exited restarting storm_pause liveness_kill health stopped
-                 gave_up restarts_exhausted group_failed escalated reload)
+                 gave_up restarts_exhausted group_failed escalated reload missed)
 
     # "--option=value": complete the value after the "=".
     if [[ $cur == --*=* ]]; then

@@ -78,6 +78,7 @@ proto::json event_json(const core::Event& event) {
         case core::EventType::group_failed:
         case core::EventType::escalated:
         case core::EventType::reload:
+        case core::EventType::missed:
             break;
     }
     if (!event.reason.empty()) {
@@ -89,6 +90,9 @@ proto::json event_json(const core::Event& event) {
 EndFacts end_facts(const core::Service& service) {
     EndFacts facts;
     facts.state = service.state();
+    if (facts.state == core::State::scheduled && service.schedule().last_result) {
+        facts.state = *service.schedule().last_result;  // the episode that just ended
+    }
     facts.reason = service.stopped_reason();
     facts.last_exit = service.last_exit();
     facts.stop_signal = service.spec().stop.signal;
@@ -228,9 +232,30 @@ std::string event_text(const core::Event& event, const EndFacts* facts) {
             return "escalated: " + event.reason;
         case core::EventType::reload:
             return "reloaded: " + event.reason;
+        case core::EventType::missed:
+            return who + ": tick missed: " + event.reason;
     }
     return who + ": event";
 }
+
+namespace {
+
+proto::ScheduleInfo schedule_info(const core::Service& s) {
+    const core::ScheduleRecord& r = s.schedule();
+    proto::ScheduleInfo info;
+    info.expression = s.spec().schedule->expression;
+    if (r.armed && r.tick) {
+        info.next = r.tick_wall;
+    }
+    info.last_started = r.last_started;
+    if (r.last_result) {
+        info.last_result = std::string(core::to_string(*r.last_result));
+    }
+    info.missed = static_cast<std::int64_t>(r.missed);
+    return info;
+}
+
+}  // namespace
 
 proto::ServiceStatus service_status(const core::Service& s, core::Now now) {
     proto::ServiceStatus st;
@@ -269,6 +294,9 @@ proto::ServiceStatus service_status(const core::Service& s, core::Now now) {
     st.stop_timeout = config::to_seconds(s.spec().stop.timeout);
     if (s.spec().ready->enabled()) {
         st.ready_timeout = config::to_seconds(s.spec().ready->timeout);
+    }
+    if (s.has_schedule()) {
+        st.schedule = schedule_info(s);
     }
     return st;
 }

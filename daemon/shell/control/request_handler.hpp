@@ -111,7 +111,8 @@ private:
         std::vector<std::size_t> services;
         core::WaitFor condition;
         core::TimePoint deadline;
-        double within;  // as requested, for the message
+        double within;                        // as requested, for the message
+        std::vector<std::uint64_t> episodes;  // per service: its episodes ended at the start
     };
     // True (and replied) when `wait` is decided at `now`.
     bool answer_wait(const Wait& wait, core::TimePoint now);

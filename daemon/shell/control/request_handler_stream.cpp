@@ -30,6 +30,7 @@ bool follows_event(core::EventType type) {
         case core::EventType::group_failed:
         case core::EventType::escalated:
         case core::EventType::reload:
+        case core::EventType::missed:
             return false;
     }
     return false;

@@ -41,8 +41,17 @@ void RequestHandler::handle_wait(ConnectionId connection, const proto::Request& 
     core::TimePoint now = m_daemon.now().mono;
     auto within =
         std::chrono::duration_cast<core::Duration>(std::chrono::duration<double>(request.within));
-    Wait wait{connection,   request.id,    std::move(*services), wait_for_of(request.wait_for),
-              now + within, request.within};
+    Wait wait{connection,
+              request.id,
+              std::move(*services),
+              wait_for_of(request.wait_for),
+              now + within,
+              request.within,
+              {}};
+    // A scheduled job's `done` is the end of an episode that ends from now on.
+    for (std::size_t i : wait.services) {
+        wait.episodes.push_back(m_daemon.supervisor().service(i).schedule().episodes_ended);
+    }
     if (answer_wait(wait, now)) {
         return;
     }
@@ -53,9 +62,9 @@ void RequestHandler::handle_wait(ConnectionId connection, const proto::Request& 
 bool RequestHandler::answer_wait(const Wait& wait, core::TimePoint now) {
     const core::Supervisor& sup = m_daemon.supervisor();
     const core::Service* pending = nullptr;
-    for (std::size_t i : wait.services) {
-        const core::Service& s = sup.service(i);
-        core::WaitCheck check = core::check_wait(s, wait.condition);
+    for (std::size_t k = 0; k < wait.services.size(); ++k) {
+        const core::Service& s = sup.service(wait.services[k]);
+        core::WaitCheck check = core::check_wait(s, wait.condition, wait.episodes[k]);
         if (check.verdict == core::WaitVerdict::unreachable) {
             reply_error(wait.connection, wait.id, proto::ErrorCode::not_reached,
                         check.reason + "; it cannot become " +

@@ -10,9 +10,9 @@ namespace pkit::shell::http {
 namespace {
 
 constexpr std::array k_states{
-    core::State::waiting,  core::State::starting, core::State::running,
-    core::State::stopping, core::State::backoff,  core::State::storm_pause,
-    core::State::stopped,  core::State::done,     core::State::failed};
+    core::State::waiting, core::State::starting,    core::State::running, core::State::stopping,
+    core::State::backoff, core::State::storm_pause, core::State::stopped, core::State::done,
+    core::State::failed,  core::State::scheduled};
 
 // The shortest text that reads back as the same double ("3", "1764578012.25").
 void append_number(std::string& out, double value) {
@@ -121,6 +121,14 @@ MetricsSnapshot snapshot_metrics(const MetricsInput& input) {
         if (k < input.resources.size()) {
             row.resources = input.resources[k];
         }
+        if (s.has_schedule()) {
+            const core::ScheduleRecord& r = s.schedule();
+            if (r.armed && r.tick) {
+                row.next_run = r.tick_wall;
+            }
+            row.last_success = r.last_success;
+            row.missed_runs = static_cast<double>(r.missed);
+        }
     }
     return snap;
 }
@@ -174,6 +182,15 @@ constexpr std::array k_families{
            [](const MetricsRow& r) -> std::optional<double> {
                return static_cast<double>(r.resources.rss_bytes);
            }},
+    Family{"pkit_service_next_run_timestamp_seconds", "gauge",
+           "When a scheduled job's next episode starts, in unix seconds; while armed.",
+           [](const MetricsRow& r) { return r.next_run; }},
+    Family{"pkit_service_last_success_timestamp_seconds", "gauge",
+           "When a scheduled job's latest episode that ended done ended, in unix seconds.",
+           [](const MetricsRow& r) { return r.last_success; }},
+    Family{"pkit_service_missed_runs_total", "counter",
+           "Ticks of a scheduled job that came while an episode ran.",
+           [](const MetricsRow& r) { return r.missed_runs; }},
 };
 
 // `state="..."` of each state, in k_states' order.
@@ -252,7 +269,7 @@ bool MetricsRender::step(std::size_t samples) {
         render_own_process(out, snap);
         family(out, "pkit_service_state", "gauge", "1 for the service's current state, else 0.");
     }
-    // Family 0 is pkit_service_state (nine samples a row); family f > 0 is
+    // Family 0 is pkit_service_state (a sample for each state, a row); family f > 0 is
     // k_families[f - 1].
     std::size_t done = 0;
     while (m_family <= k_families.size() && done < samples) {

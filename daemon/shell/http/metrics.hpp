@@ -44,6 +44,11 @@ struct MetricsRow {
     std::optional<double> last_exit_code;
     std::optional<double> start_time;
     proto::Resources resources;
+    // Scheduled jobs only (SPEC §12): the next tick while armed, the latest episode
+    // that ended done, ticks missed.
+    std::optional<double> next_run;
+    std::optional<double> last_success;
+    std::optional<double> missed_runs;
 };
 
 // Everything a scrape shows, taken at one moment: cheap next to rendering it.

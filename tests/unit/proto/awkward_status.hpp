@@ -33,6 +33,14 @@ inline ServiceStatus awkward_status(int k) {
     status.last_launch_error = k == 4 ? std::optional<std::string>("not_found: /x") : std::nullopt;
     status.type = k == 5 ? "oneshot" : "service";
     status.ready_timeout = k % 2 ? std::optional<double>(2.5) : std::nullopt;
+    if (k % 5 == 2) {
+        // A scheduled job: the next tick null (disarmed) or a time, an episode's result.
+        status.schedule = ScheduleInfo{.expression = "*/5 * * * \"mon\"",
+                                       .next = k % 2 ? std::nullopt : std::optional(1.7e9 + k),
+                                       .last_started = 1.7e9,
+                                       .last_result = "failed",
+                                       .missed = k};
+    }
     if (k % 3 == 1) {
         status.resources.asked = true;
         if (k % 2) {

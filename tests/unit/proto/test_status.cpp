@@ -52,14 +52,15 @@ TEST_CASE("an empty service status writes every key, optional ones as null") {
                      "health", "notify_status", "last_exit", "last_launch_error"}) {
         CHECK_MESSAGE(value.contains(key), key);
     }
-    for (auto key : {"type", "stop_timeout", "ready_timeout"}) {
+    for (auto key : {"type", "stop_timeout", "ready_timeout", "schedule"}) {
         CHECK_MESSAGE(value.contains(key), key);
     }
-    CHECK(value.size() == 20);
+    CHECK(value.size() == 21);
     CHECK(value["type"] == "service");
     CHECK(value["stop_timeout"] == 5.0);
-    for (auto key : {"group", "pid", "started_at", "uptime", "stopped", "next_restart_in", "health",
-                     "notify_status", "last_exit", "last_launch_error", "ready_timeout"}) {
+    for (auto key :
+         {"group", "pid", "started_at", "uptime", "stopped", "next_restart_in", "health",
+          "notify_status", "last_exit", "last_launch_error", "ready_timeout", "schedule"}) {
         CHECK_MESSAGE(value[key].is_null(), key);
     }
     CHECK(value["run"] == 0);

@@ -28,6 +28,10 @@ TEST_CASE("metrics: a render in slices of any size gives the same exposition as 
             row.healthy = true;
             row.last_exit_code = 2;
         }
+        if (i == 4) {  // a scheduled job
+            row.next_run = 1700000000.5;
+            row.missed_runs = 2;
+        }
         snap.rows.push_back(row);
     }
     MetricsRender whole(snap);
@@ -37,7 +41,12 @@ TEST_CASE("metrics: a render in slices of any size gives the same exposition as 
           std::string::npos);
     CHECK(expected.find("pkit_service_healthy{service=\"s3\"} 1\n") != std::string::npos);
     CHECK(expected.find("pkit_service_healthy{service=\"s2\"}") == std::string::npos);
-    CHECK(expected.ends_with("pkit_service_resident_memory_bytes{service=\"s4\"} 0\n"));
+    CHECK(expected.find("pkit_service_resident_memory_bytes{service=\"s4\"} 0\n") !=
+          std::string::npos);
+    CHECK(expected.find("pkit_service_next_run_timestamp_seconds{service=\"s4\"} 1700000000.5\n") !=
+          std::string::npos);
+    CHECK(expected.find("pkit_service_missed_runs_total{service=\"s3\"}") == std::string::npos);
+    CHECK(expected.ends_with("pkit_service_missed_runs_total{service=\"s4\"} 2\n"));
     for (std::size_t slice : {std::size_t{1}, std::size_t{7}, std::size_t{100}}) {
         MetricsRender render(snap);
         int steps = 1;
