@@ -1,5 +1,5 @@
 // pkitd.toml (SPEC §6, §9): the socket, who may use it, the shutdown deadline, the
-// daemon-wide storm guard, the root's restart intensity and the groups.
+// daemon-wide storm guard, the root's restart intensity, the groups and cgroups (§15).
 
 #include <array>
 #include <limits>
@@ -14,6 +14,10 @@ constexpr std::array<std::string_view, 3> k_strategy_names{"one_for_one", "one_f
                                                            "rest_for_one"};
 constexpr std::array<Strategy, 3> k_strategies{Strategy::one_for_one, Strategy::one_for_all,
                                                Strategy::rest_for_one};
+
+constexpr std::array<std::string_view, 3> k_cgroup_mode_names{"auto", "off", "required"};
+constexpr std::array<CgroupMode, 3> k_cgroup_modes{CgroupMode::automatic, CgroupMode::off,
+                                                   CgroupMode::required};
 
 constexpr std::int64_t k_int_max = std::numeric_limits<int>::max();
 
@@ -111,7 +115,7 @@ DaemonDraft parse_daemon(const Diags& d, const toml::table& root) {
     DaemonSpec& spec = draft.spec;
     TableReader top(d, root, "",
                     {"socket", "control_users", "control_group", "shutdown_timeout", "storm",
-                     "root", "groups", "http", "env", "env_file", "exit_when"},
+                     "root", "groups", "http", "env", "env_file", "cgroups", "exit_when"},
                     Pos{});
     top.read("socket", spec.socket, as_string);
     top.read("control_users", spec.control_users,
@@ -127,6 +131,7 @@ DaemonDraft parse_daemon(const Diags& d, const toml::table& root) {
     parse_env(top, spec.env);
     parse_env_files(top, spec.env_files);
     check_daemon_variables(d, root);
+    top.read("cgroups", spec.cgroups, as_enum(k_cgroup_mode_names, k_cgroup_modes));
     top.read("exit_when", spec.exit_when, as_enum(k_exit_when_names, k_exit_when));
     top.report_unknown();
     return draft;

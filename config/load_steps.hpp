@@ -63,6 +63,7 @@ void parse_restart(const TableReader& top, RestartSpec& out);
 void parse_storm(const TableReader& top, StormSpec& out);
 void parse_stop(const TableReader& top, StopSpec& out);
 void parse_output(const TableReader& top, OutputSpec& out);
+void parse_resources(const TableReader& top, ResourceLimits& out);
 void parse_predicates(const TableReader& top, Predicate& stop_when, Predicate& give_up_when);
 void parse_probes(const TableReader& top, ProbeSpec& health, ReadySpec& ready);
 // [[listen]] (listen_keys.cpp): each entry's form; binding is the shell's.

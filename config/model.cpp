@@ -135,4 +135,16 @@ std::string_view to_string(Forward forward) {
     return "?";
 }
 
+std::string_view to_string(CgroupMode mode) {
+    switch (mode) {
+        case CgroupMode::automatic:
+            return "auto";
+        case CgroupMode::off:
+            return "off";
+        case CgroupMode::required:
+            return "required";
+    }
+    return "?";
+}
+
 }  // namespace pkit::config

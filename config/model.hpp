@@ -212,6 +212,17 @@ struct ListenSpec {
 
 // pkitd holds one per service for its whole life, so the sections most services leave
 // out are OutOfLine (out_of_line.hpp): one null pointer each until a file sets them.
+// SPEC §15 [resources]: limits written to the service's cgroup; unset: no limit.
+struct ResourceLimits {
+    std::optional<std::uint64_t> memory_max;   // bytes
+    std::optional<std::uint64_t> memory_high;  // bytes
+    std::optional<double> cpu_max;             // cores
+    std::optional<std::int64_t> cpu_weight;    // 1-10000
+    std::optional<std::int64_t> pids_max;
+    std::optional<std::int64_t> io_weight;  // 1-10000
+    bool operator==(const ResourceLimits&) const = default;
+};
+
 struct ServiceSpec {
     std::string name;
     std::string file;  // the path pkitd opened, for messages
@@ -235,6 +246,7 @@ struct ServiceSpec {
     StopSpec stop;
     OutputSpec output;
     OutOfLine<std::vector<ListenSpec>> listen;  // [[listen]], in file order
+    OutOfLine<ResourceLimits> resources;
     OutOfLine<Schedule> schedule;  // SPEC §12: oneshot jobs only
 
     // SPEC §13: I for the instance NAME@I of a file with `instances` > 1; 0 for a
@@ -272,6 +284,10 @@ struct HttpSpec {
 enum class ExitWhen { never, all_done };
 
 // pkitd.toml.
+// SPEC §15 `cgroups`: use a cgroup v2 hierarchy only where it is pkitd's own to
+// manage, never, or always (start-up fails without one).
+enum class CgroupMode { automatic, off, required };
+
 struct DaemonSpec {
     std::optional<std::string> socket;
     std::vector<Principal> control_users;
@@ -285,6 +301,7 @@ struct DaemonSpec {
     // the service's own env_file and env.
     std::map<std::string, std::string> env;
     std::vector<std::string> env_files;
+    CgroupMode cgroups = CgroupMode::automatic;  // read at start-up only
     ExitWhen exit_when = ExitWhen::never;
     bool operator==(const DaemonSpec&) const = default;
 };
@@ -310,5 +327,6 @@ std::string_view to_string(LaunchError);
 std::string_view to_string(ProbeKind);
 std::string_view to_string(Strategy);
 std::string_view to_string(Forward);
+std::string_view to_string(CgroupMode);
 
 }  // namespace pkit::config

@@ -80,6 +80,44 @@ void parse_stop(const TableReader& top, StopSpec& out) {
     r->report_unknown();
 }
 
+void parse_resources(const TableReader& top, ResourceLimits& out) {
+    auto r = top.subtable("resources", {"memory_max", "memory_high", "cpu_max", "cpu_weight",
+                                        "pids_max", "io_weight"});
+    if (!r) {
+        return;
+    }
+    constexpr std::uint64_t k_min_memory = 1024 * 1024;
+    for (auto [key, slot] :
+         {std::pair{"memory_max", &out.memory_max}, std::pair{"memory_high", &out.memory_high}}) {
+        const toml::node* node = r->get(key);
+        if (node == nullptr) {
+            continue;
+        }
+        if (auto bytes = read_size(r->diags(), *node, r->what(key))) {
+            if (*bytes < k_min_memory) {
+                r->diags().error(pos_of(*node), cat(r->what(key), ": must be at least 1MiB"));
+            } else {
+                *slot = *bytes;
+            }
+        }
+    }
+    if (const toml::node* node = r->get("cpu_max")) {
+        if (auto cores = read_number(r->diags(), *node, r->what("cpu_max"), 0.0, true)) {
+            if (*cores > 4096.0) {
+                r->diags().error(
+                    pos_of(*node),
+                    cat(r->what("cpu_max"), ": at most 4096 cores, got ", number_text(*cores)));
+            } else {
+                out.cpu_max = *cores;
+            }
+        }
+    }
+    r->read("cpu_weight", out.cpu_weight, as_int(1, 10000));
+    r->read("io_weight", out.io_weight, as_int(1, 10000));
+    r->read("pids_max", out.pids_max, as_int(1, std::numeric_limits<int>::max()));
+    r->report_unknown();
+}
+
 void parse_output(const TableReader& top, OutputSpec& out) {
     auto r = top.subtable("output", {"max_lines", "max_bytes", "forward"});
     if (!r) {

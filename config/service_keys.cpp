@@ -232,7 +232,7 @@ ServiceDraft parse_service(const Diags& d, const toml::table& root, const LoadOp
          "rlimits",   "user",     "group",   "after",     "success_codes", "timeout",
          "autostart", "escalate", "restart", "storm",     "stop_when",     "give_up_when",
          "health",    "ready",    "stop",    "output",    "type",          "affects_readiness",
-         "instances", "listen",    "schedule"},
+         "instances", "listen",    "resources", "schedule"},
         Pos{});
     if (top.get("command") == nullptr) {
         d.error(top.header_pos(), "missing required key \"command\"");
@@ -282,6 +282,9 @@ ServiceDraft parse_service(const Diags& d, const toml::table& root, const LoadOp
     std::vector<ListenSpec> listen;
     parse_listen(top, listen);
     spec.listen.set(std::move(listen));
+    ResourceLimits resources;
+    parse_resources(top, resources);
+    spec.resources.set(std::move(resources));
     if (spec.type == ServiceType::oneshot) {
         check_oneshot(top, spec);
     }

@@ -58,6 +58,8 @@ void write_member(JsonWriter& w, const T& member) {
     } else if constexpr (std::is_same_v<T, ExitInfo> || std::is_same_v<T, HealthInfo> ||
                          std::is_same_v<T, Resources> || std::is_same_v<T, ScheduleInfo>) {
         write(w, member);
+    } else if constexpr (std::is_same_v<T, CgroupsInfo>) {
+        w.value(json(member));
     } else {
         w.value(member);
     }
@@ -278,6 +280,21 @@ void from_json(const json& in, DaemonStatus& value) {
     field_from_json(in, "state", value.state);
     field_from_json(in, "orphans_reaped", value.orphans_reaped);
     field_from_json(in, "storm_pauses", value.storm_pauses);
+    field_from_json(in, "cgroups", value.cgroups);
+}
+
+void to_json(json& out, const CgroupsInfo& value) {
+    out = json{{"enabled", value.enabled},
+               {"path", optional_to_json(value.path)},
+               {"controllers", value.controllers},
+               {"reason", optional_to_json(value.reason)}};
+}
+
+void from_json(const json& in, CgroupsInfo& value) {
+    field_from_json(in, "enabled", value.enabled);
+    optional_from_json(in, "path", value.path);
+    field_from_json(in, "controllers", value.controllers);
+    optional_from_json(in, "reason", value.reason);
 }
 
 void to_json(json& out, const PingResult& value) {

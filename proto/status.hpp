@@ -93,6 +93,16 @@ struct ServiceStatus {
 };
 
 // The `daemon` object of `status`.
+// The daemon's cgroups (SPEC §15): in use under `path` with `controllers`, or not and
+// why (`reason`).
+struct CgroupsInfo {
+    bool enabled = false;
+    std::optional<std::string> path;
+    std::vector<std::string> controllers;
+    std::optional<std::string> reason;
+    bool operator==(const CgroupsInfo&) const = default;
+};
+
 struct DaemonStatus {
     int pid = 0;
     std::string version;
@@ -103,6 +113,7 @@ struct DaemonStatus {
     std::string state = "running";  // "running" or "shutting_down"
     int orphans_reaped = 0;
     int storm_pauses = 0;
+    CgroupsInfo cgroups;
     bool operator==(const DaemonStatus&) const = default;
 };
 
@@ -148,6 +159,8 @@ void from_json(const json& in, Resources& value);
 void to_json(json& out, const ExitInfo& value);
 void from_json(const json& in, ExitInfo& value);
 void to_json(json& out, const HealthInfo& value);
+void to_json(json& out, const CgroupsInfo& value);
+void from_json(const json& in, CgroupsInfo& value);
 void from_json(const json& in, HealthInfo& value);
 void to_json(json& out, const ScheduleInfo& value);
 void from_json(const json& in, ScheduleInfo& value);

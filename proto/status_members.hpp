@@ -70,6 +70,7 @@ void service_members(S& v, F&& f) {
 
 template <typename S, typename F>
 void daemon_members(S& v, F&& f) {
+    f("cgroups", v.cgroups);
     f("config_dir", v.config_dir);
     f("orphans_reaped", v.orphans_reaped);
     f("pid", v.pid);

@@ -100,11 +100,14 @@ proto::DaemonStatus Daemon::daemon_status() const {
     status.state = shutting_down() ? "shutting_down" : "running";
     status.orphans_reaped = static_cast<int>(m_orphans);
     status.storm_pauses = m_supervisor.daemon_storm_pauses();
+    status.cgroups.enabled = m_cgroup_tree != nullptr;
+    if (m_cgroup_tree) {
+        status.cgroups.path = m_cgroup_tree->root();
+        status.cgroups.controllers = m_cgroup_tree->controllers();
+    } else {
+        status.cgroups.reason = m_cgroup_choice.reason;
+    }
     return status;
-}
-
-std::vector<proto::Resources> Daemon::resources(const std::vector<std::size_t>& services) {
-    return read_group_resources(run_groups(m_supervisor, services), m_proc_stats);
 }
 
 void Daemon::command(const std::function<void(core::Supervisor&, core::Now)>& act) {
@@ -124,6 +127,11 @@ int Daemon::run() {
     if (auto subreaper = become_subreaper_unless_pid1(); !subreaper) {
         log("warning",
             std::string("cannot become a child subreaper: ") + std::strerror(subreaper.error()));
+    }
+    // Before the Spawner's thread and any run: pkitd moves into its own cgroup first (after
+    // an upgrade in place it is there already, beside its services' cgroups).
+    if (!open_cgroups()) {
+        return 3;
     }
     m_supervisor.set_zone(zone_from_environment());
     if (m_options.resume) {
@@ -212,6 +220,7 @@ int Daemon::run() {
 
     m_http.reset();
     m_control.reset();
+    close_cgroups();
     m_notify.clear();
     m_pipes.clear();
     m_signals.clear();
@@ -286,13 +295,7 @@ void Daemon::execute(const core::Action& action) {
             // is launched, its pid known later.
             d.spawn(a.service, a.run);
         }
-        void operator()(const core::SignalAction& a) const {
-            if (a.then_cont) {
-                stop_signal(a.pid, a.signal, a.group);
-            } else {
-                signal_run(a.pid, a.signal, a.group);
-            }
-        }
+        void operator()(const core::SignalAction& a) const { d.signal_action(a); }
         void operator()(const core::CleanupGroupAction& a) const { d.cleanup_group(a); }
         void operator()(const core::ProbeAction& a) const { d.run_probe(a); }
         void operator()(const core::EmitAction& a) const { d.emit(a.event); }
@@ -359,7 +362,7 @@ bool Daemon::knows_pid(pid_t pid) const {
     return m_launches.knows(pid) || m_supervisor.service_of(pid).has_value();
 }
 
-void Daemon::handle_exit(pid_t pid, int wait_status) {
+void Daemon::handle_exit(pid_t pid, int wait_status, bool may_hold) {
     if (on_upgrade_check(pid, wait_status)) {
         return;
     }
@@ -367,6 +370,9 @@ void Daemon::handle_exit(pid_t pid, int wait_status) {
         return;  // a failed launch's child: its failure went to on_launch_failed
     }
     if (auto service = m_supervisor.service_of(pid)) {
+        if (may_hold && hold_exit(*service, pid, wait_status)) {
+            return;  // its cgroup is not empty yet: on_cgroup_empty goes on
+        }
         // Everything the run wrote before it exited is in its pipes now: read it, so
         // that output_matches sees the run's last lines.
         drain_pipes(*service);
@@ -426,10 +432,16 @@ void Daemon::kill_everything() {
         if (s.has_process()) {
             signal_run(s.pid(), SIGKILL, s.spec().stop.mode == config::StopMode::group);
             signal_run(s.draining_pid(), SIGKILL, s.spec().stop.mode == config::StopMode::group);
+            if (m_run_cgroups) {
+                m_run_cgroups->kill(s.name());
+            }
         }
     }
     for (Leftover& left : m_leftovers) {
         signal_run(left.pgid, SIGKILL, true);
+    }
+    if (m_run_cgroups) {
+        m_run_cgroups->kill_held();
     }
 }
 

@@ -30,6 +30,7 @@
 #include "config/loader.hpp"
 #include "config/model.hpp"
 #include "daemon/core/supervisor.hpp"
+#include "daemon/shell/cgroup/run_cgroups.hpp"
 #include "daemon/shell/control/daemon_port.hpp"
 #include "daemon/shell/io/background_load.hpp"
 #include "daemon/shell/io/line_reader.hpp"
@@ -62,6 +63,8 @@ struct DaemonOptions {
     // What the start-up load parsed, for the reloads to reuse (null: every reload
     // parses every file).
     std::shared_ptr<config::LoadCache> load_cache;
+    // Where pkitd reads its own cgroup and mounts from (SPEC §15).
+    std::string proc_self = "/proc/self";
     // The running binary: what `upgrade` without a binary execs (SPEC §16).
     std::string binary;
     // After an upgrade in place: the state the previous pkitd handed over, already
@@ -215,8 +218,9 @@ private:
                  double wall);
     void emit(const core::Event& event);
     void on_child(pid_t pid, int wait_status);
-    // on_child's work for one exit, without the pump.
-    void handle_exit(pid_t pid, int wait_status);
+    // on_child's work for one exit, without the pump. With `may_hold`, a run's exit
+    // waits for its cgroup to be empty (hold_exit).
+    void handle_exit(pid_t pid, int wait_status, bool may_hold = true);
     void on_signal(int signo);
     void on_timer();
     void arm_timer();
@@ -235,6 +239,22 @@ private:
     std::vector<std::unique_ptr<RunPipes>>& pipes_of(std::size_t service);
     void kill_everything();
     void finish(int status);
+    // --- cgroups (daemon_cgroup.cpp, SPEC §15) ----------------------------------------
+    // Chooses and takes over pkitd's cgroup per `cgroups`; false when pkitd must exit 3.
+    bool open_cgroups();
+    // The cgroup directory a run of `service` joins: "" without cgroups; the reason
+    // when it cannot be made.
+    std::expected<std::string, std::string> run_cgroup(std::size_t service);
+    // Writes `service`'s [resources] to its cgroup when they differ from what was last
+    // written (or reports them not applied, without cgroups), and logs what was not.
+    void apply_limits(std::size_t service);
+    // Holds the exit of `service`'s run while its cgroup still holds processes; true
+    // when held (delivered later by on_cgroup_empty).
+    bool hold_exit(std::size_t service, pid_t pid, int wait_status);
+    void on_cgroup_empty(std::size_t service, pid_t pid, int wait_status);
+    // A SignalAction, reaching the run's whole cgroup where it must.
+    void signal_action(const core::SignalAction& action);
+    void close_cgroups();
     // The reload steps (daemon_reload.cpp): a read for `waiting`, and its result applied.
     void start_reload(std::vector<ReloadDone> waiting);
     void finish_reload(config::LoadResult tree, const std::vector<ReloadDone>& waiting);
@@ -343,6 +363,13 @@ private:
     std::unique_ptr<UpgradeCheck> m_upgrade;
     // Reloads asked for while m_loading reads: served by the next read.
     std::vector<ReloadDone> m_reload_next;
+    // pkitd's cgroup (SPEC §15): the choice made at start-up, and with cgroups the tree
+    // and the services' cgroups (null without).
+    CgroupChoice m_cgroup_choice;
+    std::unique_ptr<CgroupTree> m_cgroup_tree;
+    std::unique_ptr<RunCgroups> m_run_cgroups;
+    // Per service launched so far: the [resources] last applied (or reported).
+    std::vector<config::ResourceLimits> m_limits_applied;
     // The reload's read in the background; last, so that it is detached first.
     BackgroundLoad m_loading{m_loop};
 };

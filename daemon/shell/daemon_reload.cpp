@@ -133,6 +133,10 @@ core::ReloadOutcome Daemon::apply_tree(config::Tree tree,
     // Added services got new slots: the shell's per-service state grows with them.
     m_notify.resize(m_supervisor.size());
     m_pipes.resize(m_supervisor.size());
+    // Changed [resources] go to the cgroups of the services that have one now.
+    for (std::size_t service = 0; service < m_limits_applied.size(); ++service) {
+        apply_limits(service);
+    }
     pump();
     return outcome;
 }

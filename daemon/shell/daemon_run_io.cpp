@@ -40,6 +40,15 @@ void Daemon::spawn_now(std::size_t service, std::uint64_t run) {
     if (auto notify = open_notify(service, run)) {
         request.extra_env.emplace_back("NOTIFY_SOCKET", *notify);
     }
+    if (auto cgroup = run_cgroup(service); !cgroup) {
+        m_launches.add_failed(
+            service, run,
+            LaunchFailure{config::LaunchError::resources, "resources: " + cgroup.error()});
+        return;
+    } else {
+        request.cgroup_dir = std::move(*cgroup);
+        request.cgroup_clone = !m_cgroup_tree || !m_cgroup_tree->was_killed(s.name());
+    }
     auto prepared = prepare_launch(request);
     if (!prepared) {
         // Reported at the next turn, not from inside this pump: a service that cannot
@@ -106,6 +115,9 @@ void Daemon::on_launched(std::size_t service, std::uint64_t run,
     attach_pipes(service, *pipes, outcome->stdout_fd, core::Stream::stdout_);
     attach_pipes(service, *pipes, outcome->stderr_fd, core::Stream::stderr_);
     m_run_records.started(service, outcome->pid);
+    if (m_run_cgroups) {
+        m_run_cgroups->run_started(service, s.name());
+    }
     m_supervisor.on_spawned(service, run, outcome->pid, now());
 }
 
@@ -329,6 +341,9 @@ void Daemon::on_timer() {
             signal_run(left.pgid, SIGKILL, true);
         }
     }
+    if (m_run_cgroups) {
+        m_run_cgroups->on_time(t.mono);
+    }
     while (!m_wake_ups.empty() && m_wake_ups.top() <= t.mono) {
         m_wake_ups.pop();  // the pump below answers what was waiting for it
     }
@@ -351,6 +366,10 @@ void Daemon::arm_timer() {
     }
     if (!m_wake_ups.empty() && (!next || m_wake_ups.top() < *next)) {
         next = m_wake_ups.top();  // a `wait` request's `within`
+    }
+    if (auto held = m_run_cgroups ? m_run_cgroups->next_deadline() : std::nullopt;
+        held && (!next || *held < *next)) {
+        next = held;  // a held exit's cgroup kill
     }
     if (!next) {
         m_timer.stop();

@@ -53,6 +53,13 @@ Daemon::Daemon(const TempDir& dir, DaemonOptions options)
         out_fd = fds[1];
     }
     const int null_fd = ::open("/dev/null", O_RDONLY | O_CLOEXEC);
+    const int cgroup_fd =
+        options.cgroup.empty()
+            ? -1
+            : ::open((options.cgroup + "/cgroup.procs").c_str(), O_WRONLY | O_CLOEXEC);
+    if (!options.cgroup.empty() && cgroup_fd < 0) {
+        throw std::runtime_error("cannot open " + options.cgroup + "/cgroup.procs");
+    }
     if (log_fd < 0 || out_fd < 0 || null_fd < 0) {
         throw std::runtime_error("cannot open pkitd's output files");
     }
@@ -63,6 +70,9 @@ Daemon::Daemon(const TempDir& dir, DaemonOptions options)
         // such as unshare) at once; services get their own sessions from pkitd and are
         // found by the marker instead.
         ::setpgid(0, 0);
+        if (cgroup_fd >= 0 && ::write(cgroup_fd, "0", 1) != 1) {
+            ::_exit(126);
+        }
         if (options.closed_stdio) {
             // The other fds are close-on-exec: pkitd starts with no descriptor at all.
             ::close(0);
@@ -80,6 +90,9 @@ Daemon::Daemon(const TempDir& dir, DaemonOptions options)
     ::close(log_fd);
     ::close(out_fd);
     ::close(null_fd);
+    if (cgroup_fd >= 0) {
+        ::close(cgroup_fd);
+    }
     if (m_stdout_mode == StdoutMode::drained_pipe) {
         m_drainer = std::thread([this] { drain(m_stdout_read_fd); });
     }

@@ -40,6 +40,8 @@ struct DaemonOptions {
     // Start pkitd without --socket (it picks its default); `socket` above must then
     // say where that is, for the harness to reach it.
     bool omit_socket_arg = false;
+    // A cgroup directory pkitd starts in (harness_cgroup.hpp); empty: the tests' own.
+    std::string cgroup;
 };
 
 class Daemon {

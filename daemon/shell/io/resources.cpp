@@ -144,8 +144,9 @@ void ProcStatCache::end_pass() {
     m_soft_nofile = soft_nofile();  // the limit may have been raised meanwhile
 }
 
-std::vector<proto::Resources> read_group_resources(const std::vector<pid_t>& pgids,
-                                                   ProcStatCache& cache) {
+std::vector<proto::Resources> read_group_resources(
+    const std::vector<pid_t>& pgids, ProcStatCache& cache,
+    std::vector<std::pair<pid_t, std::size_t>> members) {
     std::vector<proto::Resources> result(pgids.size());
     if (pgids.empty()) {
         return result;
@@ -162,6 +163,7 @@ std::vector<proto::Resources> read_group_resources(const std::vector<pid_t>& pgi
         return result;
     }
     std::ranges::sort(wanted);
+    std::ranges::sort(members);
     static const double ticks = static_cast<double>(::sysconf(_SC_CLK_TCK));
     static const long long page = ::sysconf(_SC_PAGESIZE);
 
@@ -186,8 +188,14 @@ std::vector<proto::Resources> read_group_resources(const std::vector<pid_t>& pgi
             continue;
         }
         auto it = std::ranges::lower_bound(wanted, std::pair{stat.pgid, std::size_t{0}});
-        cache.keep(it != wanted.end() && it->first == stat.pgid);
-        for (; it != wanted.end() && it->first == stat.pgid; ++it) {
+        bool in_group = it != wanted.end() && it->first == stat.pgid;
+        auto& match = in_group ? wanted : members;
+        pid_t key = in_group ? stat.pgid : pid;
+        if (!in_group) {
+            it = std::ranges::lower_bound(members, std::pair{pid, std::size_t{0}});
+        }
+        cache.keep(it != match.end() && it->first == key);
+        for (; it != match.end() && it->first == key; ++it) {
             proto::Resources& sum = result[it->second];
             if (stat.state != 'Z' && stat.state != 'X') {
                 ++sum.processes;

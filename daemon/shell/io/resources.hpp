@@ -11,6 +11,7 @@
 #include <optional>
 #include <string_view>
 #include <unordered_map>
+#include <utility>
 #include <vector>
 
 #include "proto/status.hpp"
@@ -71,8 +72,11 @@ private:
 
 // The sums for each process group of `pgids` (same order; a group with no live
 // process has processes 0). Processes that vanish while being read are skipped.
-std::vector<proto::Resources> read_group_resources(const std::vector<pid_t>& pgids,
-                                                   ProcStatCache& cache);
+// `members` (pid, position) adds processes outside those groups to a position's sums:
+// those a run's cgroup lists that left its process group.
+std::vector<proto::Resources> read_group_resources(
+    const std::vector<pid_t>& pgids, ProcStatCache& cache,
+    std::vector<std::pair<pid_t, std::size_t>> members = {});
 
 // pkitd's own process, for its process_* metrics (the Prometheus client convention).
 struct OwnProcess {

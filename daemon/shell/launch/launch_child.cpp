@@ -8,9 +8,12 @@
 #include <sys/syscall.h>
 #include <unistd.h>
 
+#include <atomic>
 #include <cerrno>
 #include <climits>
 #include <csignal>
+#include <cstdint>
+#include <optional>
 
 #if defined(__SANITIZE_ADDRESS__)
 #include <sanitizer/asan_interface.h>
@@ -167,10 +170,25 @@ void close_inherited_fds(int first, int report_fd) {
     }
 }
 
+// Moves the child into its service's cgroup before anything else it does: writing "0"
+// to a cgroup.procs moves the writer. Everything the run starts from here on is in that
+// cgroup.
+void join_cgroup(const ChildPlan& plan, int report_fd) {
+    if (plan.cgroup_procs_fd < 0) {
+        return;
+    }
+    if (write(plan.cgroup_procs_fd, "0", 1) != 1) {
+        fail(report_fd, ChildStage::cgroup);
+    }
+}
+
 }  // namespace
 
-void run_child(const ChildPlan& plan, ChildFds fds) {
+void run_child(const ChildPlan& plan, ChildFds fds, bool in_cgroup) {
     int report_fd = above_stdio(fds.report_fd, fds.report_fd);
+    if (!in_cgroup) {
+        join_cgroup(plan, report_fd);
+    }
     if (setsid() < 0) {
         fail(report_fd, ChildStage::setup);
     }
@@ -230,11 +248,12 @@ namespace {
 struct CloneArgs {
     const ChildPlan* plan;
     ChildFds fds;
+    bool in_cgroup = false;
 };
 
 int clone_entry(void* arg) {
     const auto* args = static_cast<const CloneArgs*>(arg);
-    run_child(*args->plan, args->fds);
+    run_child(*args->plan, args->fds, args->in_cgroup);
 }
 
 // The stack a vfork-style child runs on, one per calling thread: the thread is
@@ -261,6 +280,10 @@ public:
 
     // The top of the stack (it grows down), 64-byte aligned; null if mmap failed.
     void* top() const { return m_base == nullptr ? nullptr : m_base + k_size - 64; }
+    // The usable part above the guard page, up to top(): clone3's stack and size.
+    char* bottom() const { return m_base + guard(); }
+    std::size_t usable() const { return k_size - 64 - guard(); }
+    static std::size_t guard() { return static_cast<std::size_t>(sysconf(_SC_PAGESIZE)); }
 
     // Under AddressSanitizer: the previous child's frames never returned (it exec'd), so
     // their redzones are still marked in the shadow memory it shared with pkitd; the
@@ -276,6 +299,81 @@ private:
     char* m_base = nullptr;
 };
 
+#if defined(__x86_64__) && !defined(__SANITIZE_THREAD__)
+// clone3's arguments up to `cgroup` (CLONE_ARGS_SIZE_VER2), laid out as the kernel's.
+struct Clone3Args {
+    std::uint64_t flags, pidfd, child_tid, parent_tid, exit_signal, stack, stack_size, tls, set_tid,
+        set_tid_size, cgroup;
+};
+constexpr std::uint64_t k_clone_into_cgroup = 0x200000000ULL;
+
+// Whether clone3 with CLONE_INTO_CGROUP may work here: false once the kernel said it has
+// neither (ENOSYS before 5.3, E2BIG or EINVAL for the cgroup field before 5.7).
+std::atomic<bool> g_clone3_usable{true};
+
+// clone3 run on the child's own stack: the child starts at the instruction after the
+// system call with the new stack pointer and no frame to return to, so the call and
+// the jump into `entry` are one piece of assembly. Returns the pid, or -errno.
+long raw_clone3(Clone3Args* args, int (*entry)(void*), void* arg) {
+    long result;
+    register void* entry_reg asm("r12") = reinterpret_cast<void*>(entry);
+    register void* arg_reg asm("r13") = arg;
+    asm volatile(
+        "syscall\n\t"
+        "test %%rax, %%rax\n\t"
+        "jnz 1f\n\t"
+        // The child, on its stack (16-byte aligned at its top): entry(arg), then exit
+        // with its result should it ever return (run_child never does).
+        "xor %%ebp, %%ebp\n\t"
+        "mov %%r13, %%rdi\n\t"
+        "call *%%r12\n\t"
+        "mov %%eax, %%edi\n\t"
+        "mov $60, %%eax\n\t"
+        "syscall\n\t"
+        "hlt\n"
+        "1:\n\t"
+        : "=a"(result)
+        : "0"(435L /* SYS_clone3 */), "D"(args), "S"(sizeof(Clone3Args)), "r"(entry_reg),
+          "r"(arg_reg)
+        : "rcx", "r11", "memory");
+    return result;
+}
+#endif
+
+// Starts the child straight in the cgroup of plan.cgroup_dir_fd (clone3 with
+// CLONE_INTO_CGROUP, vfork-style like the clone below): every instruction of it runs
+// there. Returns the pid, or nullopt where the kernel cannot, and the caller clones the
+// child to join the cgroup itself (join_cgroup). A failure that is the cgroup's (it was
+// removed, a controller refuses) is left to that join too, which reports it.
+std::optional<pid_t> clone_into_cgroup(const ChildPlan& plan, CloneArgs& args, ChildStack& stack) {
+#if defined(__x86_64__) && !defined(__SANITIZE_THREAD__)
+    if (plan.cgroup_dir_fd < 0 || !g_clone3_usable.load(std::memory_order_relaxed)) {
+        return std::nullopt;
+    }
+    Clone3Args clone{};
+    clone.flags = CLONE_VM | CLONE_VFORK | k_clone_into_cgroup;
+    clone.exit_signal = SIGCHLD;
+    clone.stack = reinterpret_cast<std::uint64_t>(stack.bottom());
+    clone.stack_size = stack.usable();
+    clone.cgroup = static_cast<std::uint64_t>(plan.cgroup_dir_fd);
+    args.in_cgroup = true;
+    long pid = raw_clone3(&clone, &clone_entry, &args);
+    if (pid > 0) {
+        return static_cast<pid_t>(pid);
+    }
+    args.in_cgroup = false;
+    if (pid == -ENOSYS || pid == -E2BIG || pid == -EINVAL) {
+        g_clone3_usable.store(false, std::memory_order_relaxed);
+    }
+    return std::nullopt;
+#else
+    (void)plan;
+    (void)args;
+    (void)stack;
+    return std::nullopt;
+#endif
+}
+
 }  // namespace
 
 pid_t clone_child(const ChildPlan& plan, ChildFds fds) {
@@ -286,6 +384,9 @@ pid_t clone_child(const ChildPlan& plan, ChildFds fds) {
     }
     stack.forget_frames();
     CloneArgs args{&plan, fds};
+    if (auto pid = clone_into_cgroup(plan, args, stack)) {
+        return *pid;
+    }
 #if defined(__SANITIZE_THREAD__)
     // ThreadSanitizer keeps its state per thread in the thread's memory; a child that
     // shares that memory and calls the C library's intercepted functions (open, dup2,

@@ -19,7 +19,7 @@
 namespace pkit::shell {
 
 // Where the child failed; the parent turns it into a LaunchError.
-enum class ChildStage : int { setup, rlimit, cwd, credentials, exec };
+enum class ChildStage : int { setup, rlimit, cwd, credentials, exec, cgroup };
 
 // What a failed child writes to the report pipe before _exit(127). Smaller than
 // PIPE_BUF, so the write is atomic.
@@ -64,6 +64,11 @@ struct ChildPlan {
     // session (fd -1: none).
     ChildRecord record;
     ChildListen listen;
+    // The service's cgroup directory, which clone3 starts the child in
+    // (CLONE_INTO_CGROUP), and its cgroup.procs, which the child joins first where
+    // clone3 cannot (join_cgroup); -1: none.
+    int cgroup_dir_fd = -1;
+    int cgroup_procs_fd = -1;
 };
 
 // The child's ends of its pipes (all close-on-exec in the parent).
@@ -81,10 +86,12 @@ void close_fds(std::initializer_list<int> fds);
 // dispositions, empty mask, stdio, no other fd across exec, RLIMIT_NOFILE, umask, rlimits, cwd,
 // credentials, execve. Never returns: on failure it writes a ChildReport to
 // fds.report_fd and calls _exit(127).
-[[noreturn]] void run_child(const ChildPlan& plan, ChildFds fds);
+[[noreturn]] void run_child(const ChildPlan& plan, ChildFds fds, bool in_cgroup = false);
 
 // Starts run_child(plan, fds) in a child that shares the caller's memory until it execs
-// (clone with CLONE_VM | CLONE_VFORK | SIGCHLD, on a stack of the calling thread's own):
+// (clone with CLONE_VM | CLONE_VFORK | SIGCHLD, on a stack of the calling thread's own;
+// with a cgroup, clone3 with CLONE_INTO_CGROUP where the kernel has it, see
+// clone_into_cgroup):
 // no page tables copied, no copy-on-write faults in pkitd afterwards. Returns once the
 // child has exec'd or exited (its report is then in the pipe), with its pid, or -1 and
 // errno. The calling thread must have every signal blocked, and `plan` must stay alive

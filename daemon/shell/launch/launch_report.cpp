@@ -57,6 +57,8 @@ LaunchFailure describe(const ChildReport& report, const LaunchContext& context) 
             return make_failure(LaunchError::bad_user, context.user, reason);
         case ChildStage::exec:
             return make_failure(exec_error_kind(report.error), context.path, reason);
+        case ChildStage::cgroup:
+            return make_failure(LaunchError::resources, "cgroup " + context.cgroup, reason);
     }
     return make_failure(LaunchError::other, context.path, reason);
 }

@@ -125,11 +125,33 @@ std::optional<rlimit>& original_nofile() {
 
 PreparedLaunch::~PreparedLaunch() {
     close_fds({parent.stdout_fd, parent.stderr_fd, parent.report_fd, child.stdout_fd,
-               child.stderr_fd, child.report_fd});
+               child.stderr_fd, child.report_fd, plan.cgroup_dir_fd, plan.cgroup_procs_fd});
     for (int fd : plan.listen.fds) {
         close_fds({fd});
     }
 }
+
+namespace {
+
+// Opens the cgroup.procs the child writes itself into (join_cgroup in launch_child.cpp).
+std::expected<void, LaunchFailure> open_cgroup(PreparedLaunch& prepared, const std::string& dir,
+                                               bool clone_into) {
+    if (dir.empty()) {
+        return {};
+    }
+    prepared.parent.context.cgroup = dir;
+    if (clone_into) {
+        prepared.plan.cgroup_dir_fd = open(dir.c_str(), O_RDONLY | O_DIRECTORY | O_CLOEXEC);
+    }
+    prepared.plan.cgroup_procs_fd = open((dir + "/cgroup.procs").c_str(), O_WRONLY | O_CLOEXEC);
+    if ((clone_into && prepared.plan.cgroup_dir_fd < 0) || prepared.plan.cgroup_procs_fd < 0) {
+        return std::unexpected(
+            make_failure(LaunchError::resources, "cgroup " + dir, std::strerror(errno)));
+    }
+    return {};
+}
+
+}  // namespace
 
 std::expected<std::unique_ptr<PreparedLaunch>, LaunchFailure> prepare_launch(
     const LaunchRequest& request) {
@@ -218,6 +240,9 @@ std::expected<std::unique_ptr<PreparedLaunch>, LaunchFailure> prepare_launch(
     context.user = std::move(credentials->label);
     for (const auto& limit : process.rlimits) {
         context.rlimits.push_back(limit.name);
+    }
+    if (auto joined = open_cgroup(*prepared, request.cgroup_dir, request.cgroup_clone); !joined) {
+        return std::unexpected(std::move(joined.error()));
     }
     return prepared;
 }

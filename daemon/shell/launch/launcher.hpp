@@ -36,6 +36,10 @@ struct LaunchRequest {
     const config::DaemonSpec* daemon = nullptr;
     // Its [[listen]] sockets, in file order (SPEC §14): fds 3, 4, ... in the run.
     std::vector<ListenFd> listen = {};
+    // The cgroup directory the child starts in, or joins before anything else (SPEC
+    // §15); empty: none. Without `cgroup_clone`, the child always joins it itself.
+    std::string cgroup_dir;
+    bool cgroup_clone = true;
 };
 
 // A started run. The fds are the parent's ends of the child's stdout and stderr pipes,
@@ -70,6 +74,7 @@ struct LaunchContext {
     std::string cwd;
     std::string user;                  // the user (or group) as written
     std::vector<std::string> rlimits;  // the names of the spec's rlimits, in order
+    std::string cgroup;                // the cgroup directory joined, or empty
 };
 
 // A cloned child whose exec is not confirmed yet (its report not read). The fds are the parent's

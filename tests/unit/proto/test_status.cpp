@@ -92,11 +92,26 @@ TEST_CASE("daemon status, ping and status results round-trip") {
                         .socket = "/run/pkit/pkitd.sock",
                         .state = "shutting_down",
                         .orphans_reaped = 4,
-                        .storm_pauses = 0};
+                        .storm_pauses = 0,
+                        .cgroups = {.enabled = true,
+                                    .path = "/sys/fs/cgroup/pkit",
+                                    .controllers = {"cpu", "memory"},
+                                    .reason = std::nullopt}};
     auto value = json(daemon);
-    CHECK(value.size() == 9);
+    CHECK(value.size() == 10);
     CHECK(value["state"] == "shutting_down");
+    CHECK(value["cgroups"] == json{{"enabled", true},
+                                   {"path", "/sys/fs/cgroup/pkit"},
+                                   {"controllers", {"cpu", "memory"}},
+                                   {"reason", nullptr}});
     CHECK(round_trip(daemon) == daemon);
+    DaemonStatus without = daemon;
+    without.cgroups = {.enabled = false, .reason = "cgroups = \"off\""};
+    CHECK(json(without)["cgroups"] == json{{"enabled", false},
+                                           {"path", nullptr},
+                                           {"controllers", json::array()},
+                                           {"reason", "cgroups = \"off\""}});
+    CHECK(round_trip(without) == without);
 
     StatusResult result{daemon, {full_status()}};
     CHECK(round_trip(result) == result);

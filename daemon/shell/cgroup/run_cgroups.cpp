@@ -1,0 +1,137 @@
+#include "daemon/shell/cgroup/run_cgroups.hpp"
+
+#include <signal.h>
+
+#include <algorithm>
+
+#include "daemon/shell/launch/launcher.hpp"
+
+namespace pkit::shell {
+
+RunCgroups::RunCgroups(uv_loop_t* loop, CgroupTree& tree, Emptied emptied)
+    : m_loop(loop), m_tree(tree), m_emptied(std::move(emptied)) {}
+
+std::expected<std::string, std::string> RunCgroups::prepare(std::size_t service,
+                                                            const std::string& name) {
+    if (service < m_made.size() && m_made[service]) {
+        return m_tree.dir(name);
+    }
+    auto dir = m_tree.make(name);
+    if (dir) {
+        if (service >= m_made.size()) {
+            m_made.resize(service + 1);
+        }
+        m_made[service] = true;
+    }
+    return dir;
+}
+
+bool RunCgroups::hold(std::size_t service, const std::string& name, pid_t pid, int wait_status,
+                      int signo, core::TimePoint kill_at) {
+    // Most runs leave nothing behind: one read of cgroup.events says so.
+    if (!m_tree.populated(name).value_or(false)) {
+        return false;
+    }
+    auto held = std::make_unique<Held>(Held{service, name, pid, wait_status, kill_at});
+    held->watch = std::make_unique<UvHandle<uv_fs_event_t>>(this);
+    // Read again once watched: an emptying between the first read and the watch cannot
+    // be missed.
+    std::string events = m_tree.dir(name) + "/cgroup.events";
+    if (held->watch->init(uv_fs_event_init, m_loop) != 0 ||
+        uv_fs_event_start(held->watch->get(), &RunCgroups::on_event, events.c_str(), 0) != 0) {
+        return false;  // not watchable: the run ends with its main process, as without
+    }
+    if (!m_tree.populated(name).value_or(false)) {
+        return false;
+    }
+    if (signo != SIGKILL) {
+        if (stop_class_signal(signo)) {
+            m_tree.signal(name, SIGCONT);
+        }
+        m_tree.signal(name, signo);
+        if (!stop_class_signal(signo) && signo != SIGCONT) {
+            m_tree.signal(name, SIGCONT);
+        }
+    } else {
+        m_tree.kill(name);
+        held->killed = true;
+    }
+    m_held.push_back(std::move(held));
+    return true;
+}
+
+bool RunCgroups::holding(std::size_t service) const {
+    return std::ranges::any_of(m_held, [service](const auto& h) { return h->service == service; });
+}
+
+void RunCgroups::on_event(uv_fs_event_t* handle, const char*, int, int) {
+    auto* self = static_cast<RunCgroups*>(handle->data);
+    if (self == nullptr) {
+        return;
+    }
+    auto it = std::ranges::find_if(self->m_held,
+                                   [handle](const auto& h) { return h->watch->get() == handle; });
+    if (it != self->m_held.end()) {
+        try {
+            self->check((*it)->service);
+        } catch (...) {
+            // Never into libuv; the exit stays held until the kill deadline's check.
+        }
+    }
+}
+
+void RunCgroups::check(std::size_t service) {
+    auto it =
+        std::ranges::find_if(m_held, [service](const auto& h) { return h->service == service; });
+    if (it == m_held.end() || m_tree.populated((*it)->name).value_or(true)) {
+        return;
+    }
+    std::unique_ptr<Held> held = std::move(*it);
+    m_held.erase(it);
+    m_emptied(held->service, held->pid, held->wait_status);
+}
+
+void RunCgroups::kill_held() {
+    for (auto& held : m_held) {
+        held->killed = true;
+        m_tree.kill(held->name);
+    }
+}
+
+void RunCgroups::run_started(std::size_t service, const std::string& name) {
+    if (service >= m_cpu_base.size()) {
+        m_cpu_base.resize(service + 1);
+    }
+    m_cpu_base[service] = m_tree.cpu_usage_usec(name);
+}
+
+std::optional<double> RunCgroups::run_cpu_seconds(std::size_t service,
+                                                  const std::string& name) const {
+    auto usage = m_tree.cpu_usage_usec(name);
+    if (!usage || service >= m_cpu_base.size() || !m_cpu_base[service] ||
+        *usage < *m_cpu_base[service]) {
+        return std::nullopt;
+    }
+    return static_cast<double>(*usage - *m_cpu_base[service]) / 1e6;
+}
+
+std::optional<core::TimePoint> RunCgroups::next_deadline() const {
+    std::optional<core::TimePoint> next;
+    for (const auto& held : m_held) {
+        if (!held->killed && (!next || held->kill_at < *next)) {
+            next = held->kill_at;
+        }
+    }
+    return next;
+}
+
+void RunCgroups::on_time(core::TimePoint now) {
+    for (auto& held : m_held) {
+        if (!held->killed && held->kill_at <= now) {
+            held->killed = true;
+            m_tree.kill(held->name);
+        }
+    }
+}
+
+}  // namespace pkit::shell

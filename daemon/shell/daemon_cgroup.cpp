@@ -1,0 +1,179 @@
+// The Daemon's cgroups (SPEC §15): the choice at start-up, each service's cgroup, a
+// group-mode run's end held until its cgroup is empty, and kills that reach the whole
+// cgroup.
+
+#include <signal.h>
+#include <unistd.h>
+
+#include "daemon/shell/cgroup/cgroup_limits.hpp"
+#include "daemon/shell/control/health_view.hpp"
+#include "daemon/shell/daemon.hpp"
+#include "daemon/shell/launch/launcher.hpp"
+
+namespace pkit::shell {
+
+bool Daemon::open_cgroups() {
+    config::CgroupMode mode = m_supervisor.daemon_spec().cgroups;
+    m_cgroup_choice = choose_cgroup(mode, mode == config::CgroupMode::off
+                                              ? CgroupFacts{}
+                                              : gather_cgroup_facts(m_options.proc_self));
+    if (m_cgroup_choice.enabled) {
+        // After an upgrade in place, the services' cgroups hold its runs: adopted.
+        auto tree =
+            CgroupTree::open(m_cgroup_choice.path, ::getpid(), m_options.resume.has_value());
+        if (!tree) {
+            m_cgroup_choice = CgroupChoice{false, "", tree.error()};
+        } else {
+            m_cgroup_tree = std::move(*tree);
+        }
+    }
+    if (!m_cgroup_tree) {
+        if (mode == config::CgroupMode::required) {
+            log("error",
+                "cgroups = \"required\", but no cgroup can be used: " + m_cgroup_choice.reason);
+            return false;
+        }
+        if (mode == config::CgroupMode::automatic) {
+            log("info", "cgroups not used: " + m_cgroup_choice.reason);
+        }
+        return true;
+    }
+    m_run_cgroups = std::make_unique<RunCgroups>(
+        m_loop, *m_cgroup_tree, [this](std::size_t service, pid_t pid, int wait_status) {
+            on_cgroup_empty(service, pid, wait_status);
+        });
+    std::string controllers;
+    for (const std::string& c : m_cgroup_tree->controllers()) {
+        controllers += (controllers.empty() ? "" : " ") + c;
+    }
+    log("info", "cgroups: services run in " + m_cgroup_tree->root() +
+                    "/NAME (controllers: " + (controllers.empty() ? "none" : controllers) + ")");
+    if (!m_cgroup_tree->leftovers().empty()) {
+        std::string names;
+        for (const std::string& name : m_cgroup_tree->leftovers()) {
+            names += (names.empty() ? "" : ", ") + name;
+        }
+        log("warning", "killed what a previous pkitd left in the cgroups of " + names);
+    }
+    return true;
+}
+
+std::expected<std::string, std::string> Daemon::run_cgroup(std::size_t service) {
+    if (service >= m_limits_applied.size()) {
+        m_limits_applied.resize(m_supervisor.size());
+    }
+    if (!m_run_cgroups) {
+        apply_limits(service);
+        return std::string();
+    }
+    auto dir = m_run_cgroups->prepare(service, m_supervisor.service(service).name());
+    if (dir) {
+        apply_limits(service);
+    }
+    return dir;
+}
+
+void Daemon::apply_limits(std::size_t service) {
+    const core::Service& s = m_supervisor.service(service);
+    const config::ResourceLimits& limits = *s.spec().resources;
+    config::ResourceLimits& before = m_limits_applied[service];
+    if (limits == before) {
+        return;
+    }
+    LimitReport report;
+    if (m_run_cgroups) {
+        if (!m_run_cgroups->prepare(service, s.name())) {
+            return;  // its launch says why
+        }
+        report = apply_limits_to(*m_cgroup_tree, s.name(), limits, before);
+    } else {
+        report = limits_not_applied(limits, "cgroups not used: " + m_cgroup_choice.reason);
+    }
+    before = limits;
+    if (!report.not_applied.empty()) {
+        log("warning", s.name() + ": [resources] not applied: " + describe_not_applied(report));
+    }
+}
+
+bool Daemon::hold_exit(std::size_t service, pid_t pid, int wait_status) {
+    const core::Service& s = m_supervisor.service(service);
+    if (!m_run_cgroups || s.spec().stop.mode != config::StopMode::group) {
+        return false;
+    }
+    return m_run_cgroups->hold(service, s.name(), pid, wait_status, s.spec().stop.signal,
+                               now().mono + s.spec().stop.timeout);
+}
+
+void Daemon::on_cgroup_empty(std::size_t service, pid_t pid, int wait_status) {
+    (void)service;
+    // The run has ended now: its exit goes on as if it had just been reaped.
+    ScopedFlag reaping(m_reaping);
+    handle_exit(pid, wait_status, false);
+    pump();
+}
+
+void Daemon::signal_action(const core::SignalAction& a) {
+    if (m_run_cgroups) {
+        const std::string& name = m_supervisor.service(a.service).name();
+        if (m_run_cgroups->holding(a.service)) {
+            // The main process is gone (and its pid may be another's): the signal is for
+            // what is left, all of it in the cgroup.
+            if (a.signal == SIGKILL) {
+                m_run_cgroups->kill(name);
+            } else {
+                m_run_cgroups->signal(name, a.signal);
+            }
+            return;
+        }
+        if (a.signal == SIGKILL && a.group) {
+            // The stop timeout: processes that left the group die too.
+            m_run_cgroups->kill(name);
+        }
+    }
+    if (a.then_cont) {
+        stop_signal(a.pid, a.signal, a.group);
+    } else {
+        signal_run(a.pid, a.signal, a.group);
+    }
+}
+
+std::vector<proto::Resources> Daemon::resources(const std::vector<std::size_t>& services) {
+    std::vector<pid_t> groups = run_groups(m_supervisor, services);
+    if (!m_run_cgroups) {
+        return read_group_resources(groups, m_proc_stats);
+    }
+    // With cgroups a run is its cgroup: processes that left its group count, and its
+    // CPU time includes what exited processes used.
+    std::vector<std::pair<pid_t, std::size_t>> members;
+    for (std::size_t k = 0; k < services.size(); ++k) {
+        if (groups[k] > 0) {
+            for (pid_t pid : m_cgroup_tree->procs(m_supervisor.service(services[k]).name())) {
+                members.emplace_back(pid, k);
+            }
+        }
+    }
+    std::vector<proto::Resources> result =
+        read_group_resources(groups, m_proc_stats, std::move(members));
+    for (std::size_t k = 0; k < services.size(); ++k) {
+        if (groups[k] <= 0) {
+            continue;
+        }
+        const std::string& name = m_supervisor.service(services[k]).name();
+        if (auto cpu = m_run_cgroups->run_cpu_seconds(services[k], name)) {
+            result[k].cpu_seconds = *cpu;
+        }
+        if (auto memory = m_cgroup_tree->memory_current(name)) {
+            result[k].rss_bytes = static_cast<std::int64_t>(*memory);
+        }
+    }
+    return result;
+}
+
+void Daemon::close_cgroups() {
+    m_run_cgroups.reset();
+    if (m_cgroup_tree) {
+        m_cgroup_tree->remove_all();
+    }
+}
+
+}  // namespace pkit::shell

@@ -1,0 +1,304 @@
+// cgroups for real (SPEC §15), each pkitd in a delegated cgroup of its own that the
+// case makes under the tests' cgroup (harness_cgroup.hpp): a service's processes all in
+// its cgroup, a setsid daemon stopped with its service, a group-mode run ended only
+// once its cgroup is empty, a killed pkitd's leftovers killed by the next, and `auto`,
+// `off` and `required` as SPEC §15 says. Needs root and a writable cgroup v2 hierarchy;
+// skipped with the reason elsewhere.
+
+#include <signal.h>
+#include <sys/xattr.h>
+#include <unistd.h>
+
+#include "tests/integration/harness.hpp"
+#include "tests/integration/harness_cgroup.hpp"
+
+using namespace pkit::itest;
+
+namespace {
+
+// A delegated cgroup for the case, or a skip with the reason.
+#define NEED_CGROUP(name)                     \
+    std::string why_##name;                   \
+    auto name = TestCgroup::make(why_##name); \
+    if (!name) {                              \
+        PKIT_SKIP(why_##name);                \
+    }
+
+// A shell script line that starts a process in a session of its own, ignoring SIGTERM,
+// that writes its pid to FILE once running.
+std::string escaped_daemon(const TempDir& dir, const std::string& file) {
+    return "setsid sh -c 'trap \"\" TERM; echo $$ > " + dir.file(file + ".tmp") + "; mv " +
+           dir.file(file + ".tmp") + " " + dir.file(file) + "; exec sleep 1000' & ";
+}
+
+pid_t read_pid(const TempDir& dir, const std::string& file) {
+    wait_file(dir.file(file));
+    return static_cast<pid_t>(std::stol(read_file(dir.file(file))));
+}
+
+bool gone(pid_t pid) {
+    return !pid_alive(pid) || is_zombie(pid);
+}
+
+bool lists(const std::string& procs, pid_t pid) {
+    return ("\n" + procs).find("\n" + std::to_string(pid) + "\n") != std::string::npos;
+}
+
+}  // namespace
+
+TEST_CASE("in a delegated cgroup each service runs in its own, removed when pkitd exits") {
+    NEED_CGROUP(cg);
+    TempDir dir;
+    dir.service("web", sh_command(escaped_daemon(dir, "escaped") + "exec sleep 1000"));
+    Daemon pkitd(dir, {.cgroup = cg->path()});
+    pkitd.wait_ready();
+    Client client = pkitd.client();
+    json daemon = daemon_status(client);
+    CHECK(daemon["cgroups"]["enabled"] == true);
+    CHECK(daemon["cgroups"]["path"] == cg->path());
+    CHECK(daemon["cgroups"]["reason"].is_null());
+    CHECK(daemon["cgroups"]["controllers"].is_array());
+
+    json web = wait_running(client, "web");
+    pid_t main_pid = web["pid"].get<pid_t>();
+    pid_t escaped = read_pid(dir, "escaped");
+    CHECK(lists(cg->read("_pkitd", "cgroup.procs"), pkitd.pid()));
+    CHECK(lists(cg->read("web", "cgroup.procs"), main_pid));
+    CHECK_MESSAGE(lists(cg->read("web", "cgroup.procs"), escaped), cg->read("web", "cgroup.procs"));
+
+    CHECK(pkitd.stop() == 0);
+    CHECK(gone(escaped));
+    CHECK_FALSE(fs::exists(cg->path() + "/web"));
+    CHECK_FALSE(fs::exists(cg->path() + "/_pkitd"));
+}
+
+TEST_CASE("with cgroups a setsid daemon is killed when its service stops") {
+    NEED_CGROUP(cg);
+    TempDir dir;
+    dir.service("web", sh_command(escaped_daemon(dir, "escaped") + "exec sleep 1000") +
+                           "[stop]\ntimeout = \"1s\"\n");
+    Daemon pkitd(dir, {.cgroup = cg->path()});
+    pkitd.wait_ready();
+    Client client = pkitd.client();
+    wait_running(client, "web");
+    pid_t escaped = read_pid(dir, "escaped");
+
+    CommandResult stopped = ctl(pkitd, {"stop", "web"});
+    CHECK_MESSAGE(stopped.exit_code == 0, stopped.all());
+    // The stop is answered once the run has ended: its cgroup empty.
+    CHECK_MESSAGE(gone(escaped), describe(marker_processes(dir.str(), {pkitd.pid()})));
+    CHECK_FALSE(cg->populated("web"));
+    CHECK(status(client, "web")["state"] == "stopped");
+    CHECK(pkitd.stop() == 0);
+}
+
+TEST_CASE("with cgroups a group-mode run ends once its cgroup is empty") {
+    NEED_CGROUP(cg);
+    TempDir dir;
+    // The main process exits at once; a process that left its group gets the stop
+    // signal, says so, and exits only once the case lets it.
+    const std::string child = "setsid sh -c 'trap \"touch " + dir.file("got-term") +
+                              "\" TERM; touch " + dir.file("child-up") + "; until [ -e " +
+                              dir.file("release") + " ]; do sleep 0.05; done' & ";
+    dir.service("job", sh_command(child + "until [ -e " + dir.file("child-up") +
+                                  " ]; do sleep 0.05; done; exit 3") +
+                           "[stop]\ntimeout = \"60s\"\n" + restart_table("never", "1s"));
+    Daemon pkitd(dir, {.cgroup = cg->path()});
+    pkitd.wait_ready();
+    Client client = pkitd.client();
+    wait_file(dir.file("got-term"));
+    // Its main process is gone, yet the run goes on while its cgroup holds a process.
+    json job = status(client, "job");
+    CHECK(job["state"] == "running");
+    CHECK(job["last_exit"].is_null());
+    CHECK(cg->populated("job"));
+
+    touch(dir.file("release"));
+    json ended = wait_status(client, "job", state_is("failed"), 10s, "the run ended");
+    CHECK(last_exit(ended)["code"] == 3);
+    CHECK_FALSE(cg->populated("job"));
+    CHECK(pkitd.stop() == 0);
+}
+
+TEST_CASE("with cgroups what a SIGKILLed pkitd's services left is killed by the next") {
+    NEED_CGROUP(cg);
+    TempDir dir;
+    dir.service("web", sh_command(escaped_daemon(dir, "escaped") + "exec sleep 1000"));
+    pid_t escaped = 0;
+    {
+        Daemon first(dir, {.cgroup = cg->path()});
+        first.wait_ready();
+        Client client = first.client();
+        wait_running(client, "web");
+        escaped = read_pid(dir, "escaped");
+        first.signal(SIGKILL);
+        REQUIRE(first.wait_exit(10s) == 128 + SIGKILL);
+        CHECK_FALSE(gone(escaped));  // outside the recorded group: only its cgroup knows it
+        fs::remove(dir.file("escaped"));
+        Daemon second(dir, {.cgroup = cg->path()});
+        second.wait_ready();
+        wait_for([&] { return gone(escaped); }, 5s, "the escaped process killed");
+        CHECK_MESSAGE(
+            second.log().find("killed what a previous pkitd left in the cgroups of web") !=
+                std::string::npos,
+            second.log());
+        Client again = second.client();
+        json web = wait_running(again, "web");
+        CHECK(lists(cg->read("web", "cgroup.procs"), web["pid"].get<pid_t>()));
+        CHECK(second.stop() == 0);
+    }
+}
+
+TEST_CASE("auto leaves a cgroup that is not delegated alone; off uses none") {
+    NEED_CGROUP(cg);
+    TempDir dir;
+    dir.service("web", runner_toml());
+    SUBCASE("auto in a cgroup not delegated") {
+        REQUIRE(::removexattr(cg->path().c_str(), "trusted.delegate") == 0);
+    }
+    SUBCASE("off in a delegated cgroup") {
+        dir.daemon_config("cgroups = \"off\"\n");
+    }
+    Daemon pkitd(dir, {.cgroup = cg->path()});
+    pkitd.wait_ready();
+    Client client = pkitd.client();
+    json daemon = daemon_status(client);
+    CHECK(daemon["cgroups"]["enabled"] == false);
+    CHECK(daemon["cgroups"]["path"].is_null());
+    CHECK(daemon["cgroups"]["reason"].is_string());
+    wait_running(client, "web");
+    CHECK_FALSE(fs::exists(cg->path() + "/web"));
+    CHECK_FALSE(fs::exists(cg->path() + "/_pkitd"));
+    CHECK(pkitd.stop() == 0);
+}
+
+TEST_CASE("required uses a writable cgroup that is not delegated") {
+    NEED_CGROUP(cg);
+    REQUIRE(::removexattr(cg->path().c_str(), "trusted.delegate") == 0);
+    TempDir dir;
+    dir.daemon_config("cgroups = \"required\"\n");
+    dir.service("web", runner_toml());
+    Daemon pkitd(dir, {.cgroup = cg->path()});
+    pkitd.wait_ready();
+    Client client = pkitd.client();
+    CHECK(daemon_status(client)["cgroups"]["enabled"] == true);
+    json web = wait_running(client, "web");
+    CHECK(lists(cg->read("web", "cgroup.procs"), web["pid"].get<pid_t>()));
+    CHECK(pkitd.stop() == 0);
+}
+
+TEST_CASE("required without a writable cgroup: pkitd exits 3 saying why") {
+    NEED_CGROUP(cg);
+    if (!have_program("unshare") || !have_program("mount")) {
+        PKIT_SKIP("no util-linux unshare and mount");
+    }
+    TempDir dir;
+    dir.daemon_config("cgroups = \"required\"\n");
+    dir.service("web", runner_toml());
+    // In a mount namespace of its own, the cgroup2 mount made read-only for pkitd alone.
+    const std::string mount = cg->mount_point();
+    Daemon pkitd(dir, {.wrapper = {"unshare", "--mount", "--propagation", "private", "sh", "-c",
+                                   "mount -o remount,bind,ro " + mount + " && exec \"$0\" \"$@\""},
+                       .cgroup = cg->path()});
+    auto status = pkitd.wait_exit(10s);
+    REQUIRE(status);
+    CHECK_MESSAGE(*status == 3, pkitd.log());
+    CHECK_MESSAGE(
+        pkitd.log().find("cgroups = \"required\", but no cgroup can be used: its "
+                         "cgroup " +
+                         cg->path() + " is not writable: mounted read-only") != std::string::npos,
+        pkitd.log());
+}
+
+TEST_CASE("with cgroups a run's resources count the processes that left its group") {
+    NEED_CGROUP(cg);
+    TempDir dir;
+    // The escaped process burns CPU for a moment, then sleeps.
+    const std::string burner =
+        "setsid sh -c 'i=0; while [ $i -lt 20000 ]; do i=$((i+1)); done; "
+        "touch " +
+        dir.file("burnt") + "; exec sleep 1000' & ";
+    dir.service("web", sh_command(burner + "exec sleep 1000"));
+    Daemon pkitd(dir, {.cgroup = cg->path()});
+    pkitd.wait_ready();
+    Client client = pkitd.client();
+    wait_running(client, "web");
+    wait_file(dir.file("burnt"));
+    json reply = client.request({{"cmd", "status"}, {"services", {"web"}}, {"resources", true}});
+    json used = reply["result"]["services"][0]["resources"];
+    REQUIRE_MESSAGE(used.is_object(), reply.dump());
+    // The main process and the escaped one, though only the main one is in the group.
+    CHECK_MESSAGE(used["processes"] == 2, used.dump());
+    CHECK_MESSAGE(used["rss_bytes"].get<double>() > 0, used.dump());
+    // The escaped process's loop ran in the cgroup: its CPU time is the run's.
+    CHECK_MESSAGE(used["cpu_seconds"].get<double>() > 0.0, used.dump());
+    CHECK(pkitd.stop() == 0);
+}
+
+TEST_CASE("a [resources] limit whose controller is not available is reported in the log") {
+    NEED_CGROUP(cg);
+    TempDir dir;
+    dir.service("web", runner_toml() + "[resources]\nmemory_max = \"64MiB\"\ncpu_weight = 50\n");
+    std::string controllers;
+    SUBCASE("with cgroups") {
+        Daemon pkitd(dir, {.cgroup = cg->path()});
+        pkitd.wait_ready();
+        Client client = pkitd.client();
+        wait_running(client, "web");
+        json daemon = daemon_status(client);
+        std::vector<std::string> enabled = daemon["cgroups"]["controllers"];
+        for (const char* controller : {"memory", "cpu"}) {
+            if (std::ranges::find(enabled, controller) != enabled.end()) {
+                continue;  // a machine that has it: applied, not reported
+            }
+            std::string key = std::string(controller) == "memory" ? "memory_max" : "cpu_weight";
+            std::string line =
+                key + " (the " + controller + " controller is not available in " + cg->path() + ")";
+            wait_for([&] { return pkitd.log().find(line) != std::string::npos; }, 5s,
+                     "the log names " + key, [&] { return pkitd.log(); });
+        }
+        CHECK(pkitd.stop() == 0);
+    }
+    SUBCASE("without cgroups") {
+        dir.daemon_config("cgroups = \"off\"\n");
+        Daemon pkitd(dir, {.cgroup = cg->path()});
+        pkitd.wait_ready();
+        Client client = pkitd.client();
+        wait_running(client, "web");
+        const std::string line =
+            "web: [resources] not applied: cpu_weight (cgroups not used: cgroups = \"off\"); "
+            "memory_max (cgroups not used: cgroups = \"off\")";
+        wait_for([&] { return pkitd.log().find(line) != std::string::npos; }, 5s,
+                 "the log names both limits", [&] { return pkitd.log(); });
+        CHECK(pkitd.stop() == 0);
+    }
+}
+
+TEST_CASE("with cgroups a service whose cgroup was killed at its stop starts again") {
+    NEED_CGROUP(cg);
+    TempDir dir;
+    dir.service("web",
+                sh_command("trap '' TERM; exec sleep 1000") + "[stop]\ntimeout = \"300ms\"\n");
+    Daemon pkitd(dir, {.cgroup = cg->path()});
+    pkitd.wait_ready();
+    Client client = pkitd.client();
+    wait_running(client, "web");
+    CommandResult stopped = ctl(pkitd, {"stop", "web"});
+    CHECK_MESSAGE(stopped.exit_code == 0, stopped.all());
+    CHECK(last_exit(status(client, "web"))["signal"] == "SIGKILL");
+
+    CommandResult started = ctl(pkitd, {"start", "web"});
+    CHECK_MESSAGE(started.exit_code == 0, started.all());
+    json web = wait_running(client, "web", 2);
+    pid_t pid = web["pid"].get<pid_t>();
+    // The second run really runs its program in the cgroup.
+    wait_for(
+        [&] {
+            auto info = proc_info(pid);
+            return info && info->cmdline == "sleep 1000";
+        },
+        5s, "run 2 execs sleep", [&] { return status(client, "web").dump(); });
+    CHECK(lists(cg->read("web", "cgroup.procs"), pid));
+    CHECK(status(client, "web")["run"] == 2);
+    CHECK(pkitd.stop() == 0);
+}
