@@ -27,7 +27,7 @@ namespace {
 // A shell script line that starts a process in a session of its own, ignoring SIGTERM,
 // that writes its pid to FILE once running.
 std::string escaped_daemon(const TempDir& dir, const std::string& file) {
-    return "setsid sh -c 'trap \"\" TERM; echo $$ > " + dir.file(file + ".tmp") + "; mv " +
+    return "setsid sh -c 'trap \"\" TERM; echo $$$$ > " + dir.file(file + ".tmp") + "; mv " +
            dir.file(file + ".tmp") + " " + dir.file(file) + "; exec sleep 1000' & ";
 }
 

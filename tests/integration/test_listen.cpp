@@ -52,10 +52,10 @@ std::map<std::string, std::string> facts(const std::vector<std::string>& lines) 
 }
 
 const char* k_report =
-    "echo FDS $LISTEN_FDS; echo PID $LISTEN_PID; echo SELF $$; echo NAMES $LISTEN_FDNAMES; "
-    "echo OPEN $(ls /proc/$$/fd | sort -n | tr '\\n' ' '); "
-    "echo FD3 $(readlink /proc/$$/fd/3); echo FD4 $(readlink /proc/$$/fd/4); "
-    "echo FD5 $(readlink /proc/$$/fd/5); exec sleep 300";
+    "echo FDS $LISTEN_FDS; echo PID $LISTEN_PID; echo SELF $$$$; echo NAMES $LISTEN_FDNAMES; "
+    "echo OPEN $(ls /proc/$$$$/fd | sort -n | tr '\\n' ' '); "
+    "echo FD3 $(readlink /proc/$$$$/fd/3); echo FD4 $(readlink /proc/$$$$/fd/4); "
+    "echo FD5 $(readlink /proc/$$$$/fd/5); exec sleep 300";
 
 std::map<std::string, std::string> run_facts(Client& client, int run) {
     std::map<std::string, std::string> out;
