@@ -189,3 +189,28 @@ TEST_CASE("restart --rolling restarts one service at a time, each ready before t
     }
     CHECK(pkitd.stop() == 0);
 }
+
+TEST_CASE("restart --rolling NAME restarts its instances one at a time, in order") {
+    TempDir dir;
+    dir.service("web", "instances = 3\n" + runner_toml());
+    Daemon pkitd(dir);
+    pkitd.wait_ready();
+    Client client = pkitd.client();
+    for (const char* name : {"web@1", "web@2", "web@3"}) {
+        wait_running(client, name);
+    }
+    const auto result = run_ctl({"--socket", pkitd.socket(), "restart", "--rolling", "web"}, 30s);
+    CHECK_MESSAGE(result.exit_code == 0, result.all());
+    std::size_t previous = 0;
+    for (const char* name : {"web@1", "web@2", "web@3"}) {
+        CAPTURE(name);
+        CHECK(status(client, name)["run"] == 2);
+        const std::size_t started = pkitd.log().find(std::string(name) + ": started (pid");
+        const std::size_t again =
+            pkitd.log().find(std::string(name) + ": started (pid", started + 1);
+        REQUIRE(again != std::string::npos);
+        CHECK(again > previous);
+        previous = again;
+    }
+    CHECK(pkitd.stop() == 0);
+}

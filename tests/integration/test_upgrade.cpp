@@ -306,7 +306,9 @@ TEST_CASE("an upgrade keeps a scheduled job's count of missed ticks and its grid
     CHECK(std::abs(steps - std::round(steps)) < 0.05);
     wait_status(
         after, "tick",
-        [&](const json& s) { return s["schedule"].value("missed", 0) > carried.value("missed", 0); },
+        [&](const json& s) {
+            return s["schedule"].value("missed", 0) > carried.value("missed", 0);
+        },
         10s, "ticks are still counted after the upgrade");
     CHECK(pkitd.stop() == 0);
 }
