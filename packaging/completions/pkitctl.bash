@@ -59,7 +59,7 @@ _pkitctl() {
             return
             ;;
         --state)
-            mapfile -t COMPREPLY < <(compgen -W "waiting starting running stopping backoff storm_pause stopped done failed" -- "$cur")
+            mapfile -t COMPREPLY < <(compgen -W "waiting starting running stopping backoff storm_pause stopped done failed scheduled" -- "$cur")
             return
             ;;
         --color)

@@ -111,7 +111,7 @@ complete -c pkitctl -n "__pkitctl_using signal; and __pkitctl_signal_after_name"
 complete -c pkitctl -n "__pkitctl_using status" -l tree -d 'the supervision tree'
 complete -c pkitctl -n "__pkitctl_using status" -l resources -d 'processes, CPU and memory'
 complete -c pkitctl -n "__pkitctl_using status" -l state -x \
-    -a 'waiting starting running stopping backoff storm_pause stopped done failed' \
+    -a 'waiting starting running stopping backoff storm_pause stopped done failed scheduled' \
     -d 'only services in these states'
 complete -c pkitctl -n "__pkitctl_using top" -l interval -x -d 'how often to refresh'
 complete -c pkitctl -n "__pkitctl_using start stop restart wait" -l all -d 'every service'

@@ -80,7 +80,7 @@ _pkitctl() {
         --socket) _files; return ;;
         --timeout|-n|--lines|--within|--since|--interval) return 1 ;;
         --state) compadd -- waiting starting running stopping backoff storm_pause stopped done \
-                     failed; return ;;
+                     failed scheduled; return ;;
         --color) compadd -- auto always never; return ;;
         --for) compadd -- ready done stopped; return ;;
         --stream) compadd -- stdout stderr; return ;;
