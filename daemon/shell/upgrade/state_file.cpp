@@ -305,6 +305,29 @@ private:
     std::string& m_error;
 };
 
+// Reads each object of the list `name` of `doc` with `read`, until the first error.
+template <class Read>
+void each_entry(const json& doc, const char* name, std::string& error, Read&& read) {
+    auto it = doc.find(name);
+    if (error.empty() && (it == doc.end() || !it->is_array())) {
+        error = std::string(name) + ": not a list";
+    }
+    if (!error.empty()) {
+        return;
+    }
+    for (const json& e : *it) {
+        if (!e.is_object()) {
+            error = std::string(name) + ": an entry is not an object";
+            return;
+        }
+        Reader r(e, core::TimePoint{}, std::string(name) + ".", error);
+        read(r);
+        if (!error.empty()) {
+            return;
+        }
+    }
+}
+
 }  // namespace
 
 json write_state(core::Supervisor& supervisor, const DaemonFacts& facts, core::TimePoint now) {
@@ -364,57 +387,29 @@ std::expected<DaemonFacts, std::string> read_facts(const json& doc) {
         d.value("started_ns", facts.started_ns);
         d.value("orphans_reaped", facts.orphans_reaped);
     });
-    auto it = doc.find("fds");
-    if (error.empty() && (it == doc.end() || !it->is_array())) {
-        error = "fds: not a list";
-    }
-    if (error.empty()) {
-        for (const json& e : *it) {
-            if (!e.is_object()) {
-                error = "fds: an entry is not an object";
-                break;
-            }
-            Reader r(e, core::TimePoint{}, "fds.", error);
-            KeptFd k;
-            r.value("role", k.role);
-            r.value("fd", k.fd);
-            r.value("service", k.service);
-            r.value("run", k.run);
-            r.value("pending", k.pending);
-            r.value("path", k.path);
-            if (error.empty() && k.fd < 0) {
-                error = "fds.fd: negative";
-            }
-            if (!error.empty()) {
-                break;
-            }
-            facts.fds.push_back(std::move(k));
+    each_entry(doc, "fds", error, [&](Reader& r) {
+        KeptFd k;
+        r.value("role", k.role);
+        r.value("fd", k.fd);
+        r.value("service", k.service);
+        r.value("run", k.run);
+        r.value("pending", k.pending);
+        r.value("path", k.path);
+        if (k.fd < 0) {
+            r.fail("fd", "negative");
         }
-    }
-    it = doc.find("leftovers");
-    if (error.empty() && (it == doc.end() || !it->is_array())) {
-        error = "leftovers: not a list";
-    }
-    if (error.empty()) {
-        for (const json& e : *it) {
-            if (!e.is_object()) {
-                error = "leftovers: an entry is not an object";
-                break;
-            }
-            Reader r(e, core::TimePoint{}, "leftovers.", error);
-            LeftoverFact l;
-            r.value("pgid", l.pgid);
-            r.value("kill_in", l.kill_in_ns);
-            r.value("killed", l.killed);
-            if (error.empty() && l.pgid <= 1) {
-                error = "leftovers.pgid: not a process group";
-            }
-            if (!error.empty()) {
-                break;
-            }
-            facts.leftovers.push_back(l);
+        facts.fds.push_back(std::move(k));
+    });
+    each_entry(doc, "leftovers", error, [&](Reader& r) {
+        LeftoverFact l;
+        r.value("pgid", l.pgid);
+        r.value("kill_in", l.kill_in_ns);
+        r.value("killed", l.killed);
+        if (l.pgid <= 1) {
+            r.fail("pgid", "not a process group");
         }
-    }
+        facts.leftovers.push_back(l);
+    });
     if (!error.empty()) {
         return std::unexpected(error);
     }
