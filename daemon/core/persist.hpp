@@ -203,7 +203,11 @@ void Service::persist(Archive& a) {
     a.value("match_output", m_match_output);
     a.value("tail_run", m_tail_run);
     a.value("previous_tail_run", m_previous_tail_run);
-    a.object("schedule", [&](Archive& nested) { persist_schedule(nested, m_schedule); });
+    ScheduleRecord record = schedule();
+    a.object("schedule", [&](Archive& nested) { persist_schedule(nested, record); });
+    if (a.loading() && has_schedule()) {
+        schedule_record() = record;
+    }
 }
 
 template <class Archive>

@@ -9,12 +9,18 @@ namespace {
 // Whether the restart of `s` asked at run `noted` is through: nullopt while it is under
 // way; else the failure, or an empty string for a success.
 std::optional<std::string> restart_result(const Service& s, std::uint64_t noted) {
-    if (const auto& r = s.replacement(); r && r->old_run == noted) {
+    if (const Replacement* r = s.replacement(); r != nullptr && r->old_run == noted) {
         if (!r->done) {
             return std::nullopt;
         }
-        return r->failure ? *r->failure + "; run " + std::to_string(noted) + " keeps running"
-                          : std::string();
+        if (!r->failure) {
+            return std::string();
+        }
+        std::string why = *r->failure;
+        why += "; run ";
+        why += std::to_string(noted);
+        why += " keeps running";
+        return why;
     }
     if (s.run() == noted) {
         return std::nullopt;  // the old run is still being stopped, or not yet relaunched

@@ -68,4 +68,7 @@ struct ScheduleRecord {
     bool succeeded = false;              // an episode has ended done: `after` is met
 };
 
+// The record of a service that has none (never armed).
+inline constexpr ScheduleRecord k_no_schedule{};
+
 }  // namespace pkit::core

@@ -44,7 +44,7 @@ Service::Service(config::ServiceSpec spec, std::size_t index, std::optional<std:
 }
 
 State Service::state() const {
-    if (m_schedule.armed &&
+    if (schedule().armed &&
         (m_phase == Phase::stopped || m_phase == Phase::done || m_phase == Phase::failed)) {
         return State::scheduled;
     }
@@ -362,12 +362,13 @@ void Service::enter_ended(StopReason reason, bool clean, const std::string& why,
                           Actions& out, Outcome& outcome) {
     m_phase = clean ? Phase::done : Phase::failed;
     m_stopped = reason;
-    if (m_schedule.armed) {
-        m_schedule.last_result = clean ? State::done : State::failed;
-        ++m_schedule.episodes_ended;
+    if (schedule().armed) {
+        ScheduleRecord& record = schedule_record();
+        record.last_result = clean ? State::done : State::failed;
+        ++record.episodes_ended;
         if (clean) {
-            m_schedule.last_success = now.wall;
-            m_schedule.succeeded = true;
+            record.last_success = now.wall;
+            record.succeeded = true;
         }
     }
     m_desired_up = false;

@@ -226,8 +226,8 @@ public:
     // A reload that changed only the schedule: the running episode goes on.
     void replace_schedule(config::Schedule schedule) { m_spec.schedule = std::move(schedule); }
     bool has_schedule() const { return m_spec.schedule->enabled(); }
-    const ScheduleRecord& schedule() const { return m_schedule; }
-    std::optional<TimePoint> tick_due() const { return m_schedule.tick; }
+    const ScheduleRecord& schedule() const { return m_schedule ? *m_schedule : k_no_schedule; }
+    std::optional<TimePoint> tick_due() const { return schedule().tick; }
 
     // --- Queries -----------------------------------------------------------------
     const config::ServiceSpec& spec() const { return m_spec; }
@@ -242,7 +242,7 @@ public:
     // The run a start_first restart replaces, while it is alive: its pid (0: none); the
     // latest such run when restarts came faster than the old runs ended.
     pid_t draining_pid() const { return m_draining.empty() ? 0 : m_draining.back().pid; }
-    const std::optional<Replacement>& replacement() const { return m_replacement; }
+    const Replacement* replacement() const { return m_replacement.get(); }
     pid_t pid() const { return m_pid; }
     std::uint64_t run() const { return m_run; }
     bool ready() const { return m_ready; }
@@ -255,7 +255,7 @@ public:
     // A scheduled job satisfies them once one of its episodes has ended done.
     bool satisfies_dependents() const {
         return (m_phase == Phase::running && m_ready) || m_phase == Phase::done ||
-               m_schedule.succeeded;
+               schedule().succeeded;
     }
     std::optional<TimePoint> next_deadline() const;
     // Liveness: nullopt without a [health] probe.
@@ -419,8 +419,15 @@ private:
         OptionalTime kill;      // then: SIGKILL at this deadline
     };
     std::vector<DrainingRun> m_draining;
-    std::optional<Replacement> m_replacement;
-    ScheduleRecord m_schedule;
+    std::unique_ptr<Replacement> m_replacement;  // the latest start_first restart's
+    // A scheduled job's record, made when it is first armed: most services have none.
+    std::unique_ptr<ScheduleRecord> m_schedule;
+    ScheduleRecord& schedule_record() {
+        if (!m_schedule) {
+            m_schedule = std::make_unique<ScheduleRecord>();
+        }
+        return *m_schedule;
+    }
 };
 
 }  // namespace pkit::core

@@ -65,7 +65,7 @@ void Service::on_time(Now now, Actions& out) {
 }
 
 std::optional<TimePoint> Service::next_deadline() const {
-    std::optional<TimePoint> next = m_schedule.tick;
+    std::optional<TimePoint> next = schedule().tick;
     for (const OptionalTime& at : m_timers) {
         if (at && (!next || *at < *next)) {
             next = *at;

@@ -27,7 +27,7 @@ bool Service::begin_replacement(Now now, Actions& out, config::ServiceSpec* spec
         reset_counters();
     }
     m_draining.push_back(DrainingRun{m_run, m_pid, m_started, m_started_wall, false, std::nullopt});
-    m_replacement = Replacement{m_run, 0, false, std::nullopt};
+    m_replacement = std::make_unique<Replacement>(Replacement{m_run, 0, false, std::nullopt});
     // The current run is the new one from now on, launched by the Supervisor as any
     // waiting service is.
     m_pid = 0;

@@ -18,18 +18,21 @@ void Service::arm(const std::optional<Tick>& next) {
     if (!has_schedule()) {
         return;
     }
-    m_schedule.armed = true;
-    m_schedule.tick.reset();
+    ScheduleRecord& record = schedule_record();
+    record.armed = true;
+    record.tick.reset();
     if (next) {
-        m_schedule.tick = next->mono;
-        m_schedule.tick_wall = next->wall;
-        m_schedule.by_wall = next->by_wall;
+        record.tick = next->mono;
+        record.tick_wall = next->wall;
+        record.by_wall = next->by_wall;
     }
 }
 
 void Service::disarm() {
-    m_schedule.armed = false;
-    m_schedule.tick.reset();
+    if (m_schedule) {
+        m_schedule->armed = false;
+        m_schedule->tick.reset();
+    }
     if (m_phase == Phase::done || m_phase == Phase::failed) {
         m_phase = Phase::stopped;
         m_stopped = StopReason::operator_;
@@ -37,17 +40,20 @@ void Service::disarm() {
 }
 
 void Service::note_episode(Now now) {
-    m_schedule.last_started = now.wall;
+    if (has_schedule()) {
+        schedule_record().last_started = now.wall;
+    }
 }
 
 void Service::on_tick(Now now, Actions& out, const std::optional<Tick>& next) {
-    if (!m_schedule.armed || !m_schedule.tick || now.mono < *m_schedule.tick) {
+    ScheduleRecord* record = m_schedule.get();
+    if (record == nullptr || !record->armed || !record->tick || now.mono < *record->tick) {
         return;
     }
-    if (m_schedule.by_wall && now.wall + k_wall_slack < m_schedule.tick_wall) {
+    if (record->by_wall && now.wall + k_wall_slack < record->tick_wall) {
         // The wall clock was set back since the tick was armed: it waits for its time.
-        m_schedule.tick = now.mono + std::chrono::round<Duration>(std::chrono::duration<double>(
-                                         m_schedule.tick_wall - now.wall));
+        record->tick = now.mono + std::chrono::round<Duration>(
+                                      std::chrono::duration<double>(record->tick_wall - now.wall));
         return;
     }
     arm(next);
@@ -56,7 +62,7 @@ void Service::on_tick(Now now, Actions& out, const std::optional<Tick>& next) {
         want_up(now, out, true);
         return;
     }
-    ++m_schedule.missed;
+    ++record->missed;
     Event e = event(EventType::missed, now);
     e.reason = "the tick came while an episode was in progress";
     emit(out, std::move(e));

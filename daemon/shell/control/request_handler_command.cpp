@@ -57,11 +57,12 @@ namespace {
 // restart of such a service is answered once its new run is ready or has failed.
 const core::Replacement* replacement_of(const core::Service& s, proto::Command cmd,
                                         std::uint64_t noted_run) {
-    const auto& replacement = s.replacement();
-    if (cmd != proto::Command::restart || !replacement || replacement->old_run != noted_run) {
+    const core::Replacement* replacement = s.replacement();
+    if (cmd != proto::Command::restart || replacement == nullptr ||
+        replacement->old_run != noted_run) {
         return nullptr;
     }
-    return &*replacement;
+    return replacement;
 }
 
 }  // namespace
