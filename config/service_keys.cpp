@@ -228,11 +228,11 @@ ServiceDraft parse_service(const Diags& d, const toml::table& root, const LoadOp
     ServiceSpec& spec = draft.spec;
     TableReader top(
         d, root, "",
-        {"command",   "cwd",      "env",     "clear_env", "env_file",      "umask",
-         "rlimits",   "user",     "group",   "after",     "success_codes", "timeout",
-         "autostart", "escalate", "restart", "storm",     "stop_when",     "give_up_when",
-         "health",    "ready",    "stop",    "output",    "type",          "affects_readiness",
-         "instances", "listen",    "resources", "schedule"},
+        {"command",   "cwd",      "env",       "clear_env", "env_file",      "umask",
+         "rlimits",   "user",     "group",     "after",     "success_codes", "timeout",
+         "autostart", "escalate", "restart",   "storm",     "stop_when",     "give_up_when",
+         "health",    "ready",    "stop",      "output",    "type",          "affects_readiness",
+         "instances", "listen",   "resources", "schedule"},
         Pos{});
     if (top.get("command") == nullptr) {
         d.error(top.header_pos(), "missing required key \"command\"");

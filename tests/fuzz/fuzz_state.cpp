@@ -43,7 +43,8 @@ pkit::core::Supervisor supervisor() {
 }
 
 Now at(double seconds) {
-    auto d = std::chrono::duration_cast<pkit::config::Duration>(std::chrono::duration<double>(seconds));
+    auto d =
+        std::chrono::duration_cast<pkit::config::Duration>(std::chrono::duration<double>(seconds));
     return Now{TimePoint{} + 1000s + d, 1e9 + seconds};
 }
 
