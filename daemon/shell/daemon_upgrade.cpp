@@ -308,8 +308,8 @@ upgrade::DaemonFacts Daemon::hand_over_facts(std::vector<int>& kept) {
             continue;
         }
         for (const auto& pipes : m_pipes[i]) {
-            pipes->out.drain();
-            pipes->err.drain();
+            // What the reader has not delivered goes in the state; what is still in the
+            // pipe stays there for the next pkitd, in order behind it.
             if (pipes->out.open()) {
                 keep({"stdout", pipes->out.fd(), name, pipes->run, pipes->out.pending(), ""});
             }
@@ -414,7 +414,6 @@ void Daemon::resume(const nlohmann::json& doc) {
         m_leftovers.push_back(
             Leftover{left.pgid, saved + std::chrono::nanoseconds(left.kill_in_ns), left.killed});
     }
-    std::vector<RunPipes*> current(m_supervisor.size(), nullptr);
     for (const upgrade::KeptFd& kept : facts->fds) {
         set_cloexec(kept.fd, true);
         std::optional<std::size_t> service;
