@@ -1,7 +1,9 @@
 // `instances` (SPEC §13): one file defining N services NAME@1 ... NAME@N, each a full
 // service. Expanded right after parsing, so everything after (the checks across files,
-// cycles, the tree pkitd runs) sees ordinary services with ordinary names; `after`
-// elements and group members naming the file stand for all its instances, in order.
+// cycles, the tree pkitd runs) sees ordinary services with ordinary names. `after`
+// elements and group members naming the file stand for all its instances, in order:
+// expanded for the checks, then written back as the file's name, which pkitd resolves
+// to the instances the file has at the time (those `scale` adds too).
 
 #include <algorithm>
 #include <unordered_map>
@@ -19,7 +21,13 @@ std::string instance_name(const std::string& base, std::int64_t index) {
 }
 
 // `names` with each name of `counts` replaced by its instances; `pos` kept parallel.
-void expand_names(const Counts& counts, std::vector<std::string>& names, std::vector<Pos>& pos) {
+// The list as it was goes to `written` when anything was replaced.
+void expand_names(const Counts& counts, std::vector<std::string>& names, std::vector<Pos>& pos,
+                  std::optional<std::vector<std::string>>& written) {
+    if (std::ranges::none_of(names, [&](const std::string& n) { return counts.contains(n); })) {
+        return;
+    }
+    written = names;
     std::vector<std::string> out;
     std::vector<Pos> out_pos;
     for (std::size_t i = 0; i < names.size(); ++i) {
@@ -52,10 +60,12 @@ void expand_instances(std::vector<ServiceDraft>& services, DaemonDraft& daemon,
         return;
     }
     for (ServiceDraft& draft : services) {
-        expand_names(counts, draft.spec.after, draft.after_pos);
+        expand_names(counts, draft.spec.after, draft.after_pos, draft.written_after);
     }
+    daemon.written_members.resize(daemon.spec.groups.size());
     for (std::size_t g = 0; g < daemon.spec.groups.size(); ++g) {
-        expand_names(counts, daemon.spec.groups[g].members, daemon.member_pos[g]);
+        expand_names(counts, daemon.spec.groups[g].members, daemon.member_pos[g],
+                     daemon.written_members[g]);
     }
     std::vector<ServiceDraft> expanded;
     expanded.reserve(services.size());
@@ -77,6 +87,21 @@ void expand_instances(std::vector<ServiceDraft>& services, DaemonDraft& daemon,
         }
     }
     services = std::move(expanded);
+}
+
+void restore_written_names(std::vector<ServiceDraft>& services, DaemonDraft& daemon) {
+    for (ServiceDraft& draft : services) {
+        if (draft.written_after) {
+            draft.spec.after = std::move(*draft.written_after);
+            draft.written_after.reset();
+        }
+    }
+    for (std::size_t g = 0; g < daemon.written_members.size(); ++g) {
+        if (daemon.written_members[g]) {
+            daemon.spec.groups[g].members = std::move(*daemon.written_members[g]);
+            daemon.written_members[g].reset();
+        }
+    }
 }
 
 }  // namespace pkit::config::detail
@@ -129,23 +154,6 @@ void set_instances(Tree& tree, std::string_view base, std::size_t count) {
             tree.services.push_back(std::move(copy));
         }
         std::ranges::stable_sort(tree.services, load_order);
-    }
-    // A group lists the instances together, where the file was named: they stay there.
-    auto of_base = [&](const std::string& member) {
-        return member.size() > base.size() && base_name(member) == base;
-    };
-    for (GroupSpec& group : tree.daemon.groups) {
-        auto first = std::ranges::find_if(group.members, of_base);
-        if (first == group.members.end()) {
-            continue;
-        }
-        auto at = first - group.members.begin();
-        std::erase_if(group.members, of_base);
-        std::vector<std::string> names;
-        for (std::size_t k = 1; k <= count; ++k) {
-            names.push_back(std::string(base) + "@" + std::to_string(k));
-        }
-        group.members.insert(group.members.begin() + at, names.begin(), names.end());
     }
 }
 

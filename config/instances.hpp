@@ -16,8 +16,9 @@ std::string_view base_name(std::string_view name);
 std::size_t count_instances(const Tree& tree, std::string_view base);
 
 // Sets the instances of `base` (which has at least one in `tree`) to `count` >= 1: the
-// highest beyond `count` are removed, the missing ones added as copies of NAME@1, and
-// group members follow. The others are left as they are.
+// highest beyond `count` are removed, the missing ones added as copies of NAME@1. The
+// others are left as they are, and so are `after` lists and group members: they name
+// the file, which stands for the instances it has (config/model.hpp).
 void set_instances(Tree& tree, std::string_view base, std::size_t count);
 
 // The order load_tree() gives services: their files' names in byte order, a file's

@@ -5,6 +5,7 @@
 
 #include <cstdint>
 #include <map>
+#include <optional>
 #include <string>
 #include <vector>
 
@@ -26,12 +27,17 @@ struct ServiceDraft {
     std::vector<Pos> after_pos;  // one per spec.after element
     std::vector<VariableText> variable_texts;
     std::int64_t instances = 1;  // the file's `instances`
+    // `after` as written, while spec.after holds it expanded for the checks (only when
+    // it names a file with instances; see expand_instances()).
+    std::optional<std::vector<std::string>> written_after;
 };
 
 struct DaemonDraft {
     DaemonSpec spec;
     std::string file;                          // pkitd.toml as opened
     std::vector<std::vector<Pos>> member_pos;  // parallel to spec.groups[i].members
+    // Each group's members as written, where expand_instances() expanded them.
+    std::vector<std::optional<std::vector<std::string>>> written_members;
 };
 
 // The service-name pattern [A-Za-z0-9][A-Za-z0-9_.-]{0,63}, also used for groups.
@@ -51,11 +57,15 @@ void parse_env_files(const TableReader& top, std::vector<std::string>& out);
 
 // `instances` (SPEC §13): a file with N > 1 defines NAME@1 ... NAME@N (instances.cpp).
 inline constexpr std::int64_t k_max_instances = 1000;
-// Replaces each draft of a file with instances > 1 by one draft an instance, and every
-// `after` element and group member naming such a file by its instances, in order; adds
-// the instances' names to `known`.
+// Replaces each draft of a file with instances > 1 by one draft an instance, and, for
+// the checks across files, every `after` element and group member naming such a file
+// by its instances, in order; adds the instances' names to `known`.
 void expand_instances(std::vector<ServiceDraft>& services, DaemonDraft& daemon,
                       std::vector<std::string>& known);
+// After the checks: `after` and members as written again. The tree keeps a file's name
+// there, and pkitd resolves it to the instances the file has at the time, so that
+// `scale` and a reload that changes `instances` change no dependent and no group.
+void restore_written_names(std::vector<ServiceDraft>& services, DaemonDraft& daemon);
 
 // The sections of a service file (section_keys.cpp, predicate_keys.cpp, probe_keys.cpp).
 void parse_restart(const TableReader& top, RestartSpec& out);

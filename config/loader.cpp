@@ -456,6 +456,7 @@ LoadResult load(const fs::path& dir, const LoadOptions& options, std::vector<Dia
             warn_undefined_variables(draft, daemon.spec, *options.warnings);
         }
     }
+    restore_written_names(services, daemon);
     Tree tree{.dir = dir.string(), .daemon = std::move(daemon.spec)};
     tree.services.reserve(services.size());
     for (ServiceDraft& draft : services) {

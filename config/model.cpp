@@ -17,9 +17,12 @@ const GroupSpec* Tree::find_group(std::string_view name) const {
 }
 
 const GroupSpec* Tree::group_of(std::string_view service) const {
+    const std::string_view file = service.substr(0, service.find('@'));
     for (const auto& group : daemon.groups) {
-        if (std::ranges::find(group.members, service) != group.members.end()) {
-            return &group;
+        for (const std::string& member : group.members) {
+            if (member == service || (file.size() < service.size() && member == file)) {
+                return &group;
+            }
         }
     }
     return nullptr;

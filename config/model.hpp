@@ -229,6 +229,8 @@ struct ServiceSpec {
 
     std::vector<std::string> command;
     OutOfLine<ProcessSpec> process;  // cwd, env, clear_env, env_file, umask, rlimits, user, group
+    // As written: a file with `instances` > 1 named by its NAME stands for every
+    // instance it has at the time (SPEC §13), so `scale` changes no dependent.
     std::vector<std::string> after;
     ExitCodes success_codes{0};
     Duration timeout = 0s;  // 0: none
@@ -261,8 +263,9 @@ enum class Strategy { one_for_one, one_for_all, rest_for_one };
 struct GroupSpec {
     std::string name;
     Strategy strategy = Strategy::one_for_one;
-    std::vector<std::string> members;  // start order
-    int max_restarts = -1;             // restart events allowed in the window
+    // Start order, as written: a file with instances stands for all of them, in order.
+    std::vector<std::string> members;
+    int max_restarts = -1;  // restart events allowed in the window
     Duration within = 0s;
     bool operator==(const GroupSpec&) const = default;
 };
@@ -314,7 +317,8 @@ struct Tree {
 
     const ServiceSpec* find_service(std::string_view name) const;
     const GroupSpec* find_group(std::string_view name) const;
-    // The group a service belongs to, or nullptr for the root group.
+    // The group a service belongs to (an instance: also by its file's name), or nullptr
+    // for the root group.
     const GroupSpec* group_of(std::string_view service) const;
 };
 

@@ -23,10 +23,19 @@ std::unordered_map<std::string_view, const config::GroupSpec*> groups_by_member(
     return of;
 }
 
+// A service's group: listed by its name, or an instance listed by its file's name. The
+// group's spec names the file, not its instances, so a reload or `scale` that changes
+// how many instances the file has changes neither the group nor its other members.
 const config::GroupSpec* group_containing(
     const std::unordered_map<std::string_view, const config::GroupSpec*>& of,
     const std::string& service) {
     auto it = of.find(service);
+    if (it == of.end()) {
+        std::string_view name = service;
+        if (std::size_t at = name.find('@'); at != std::string_view::npos) {
+            it = of.find(name.substr(0, at));
+        }
+    }
     return it == of.end() ? nullptr : it->second;
 }
 

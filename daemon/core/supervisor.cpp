@@ -67,7 +67,8 @@ Supervisor::Supervisor(config::Tree tree, std::function<double()> random01)
 }
 
 // Derives everything that follows from the live services and the groups: names, group
-// membership, `after` and member-order edges, and the start order.
+// membership, `after` and member-order edges, and the start order. A reload and `scale`
+// call it again, so a file's name in `after` or `members` covers the instances it has.
 void Supervisor::build_graph() {
     const std::size_t n = m_services.size();
     m_by_name.clear();
@@ -76,6 +77,22 @@ void Supervisor::build_graph() {
             m_by_name.emplace(m_services[i]->name(), i);
         }
     }
+    // A name in `after` or a group's members: the service of that name, else every
+    // instance its file has now (SPEC §13: those `scale` or a reload added too), each
+    // file looked up once a build.
+    std::unordered_map<std::string_view, std::vector<std::size_t>> instances_of;
+    std::vector<std::size_t> one;
+    auto resolve = [&](const std::string& name) -> const std::vector<std::size_t>& {
+        if (auto i = find(name)) {
+            one.assign(1, *i);
+            return one;
+        }
+        auto [it, fresh] = instances_of.try_emplace(name);
+        if (fresh) {
+            it->second = find_all(name);
+        }
+        return it->second;
+    };
     std::vector<Group> groups;
     m_group_of.assign(n, std::nullopt);
     for (const config::GroupSpec& spec : m_daemon.groups) {
@@ -87,13 +104,19 @@ void Supervisor::build_graph() {
             if (old.spec == spec) {
                 group = old;
                 group.members.clear();
+                // A member the reload removed (an instance scaled away) leaves the
+                // queue: the reload stops it, and nothing may start it again.
+                if (!group.stop_queue.empty() && m_retired[group.stop_queue.front()]) {
+                    group.front_sent = false;
+                }
+                std::erase_if(group.stop_queue, [&](std::size_t i) { return m_retired[i]; });
             }
         }
         group.spec = spec;
         for (const std::string& name : spec.members) {
-            if (auto i = find(name)) {
-                m_group_of[*i] = groups.size();
-                group.members.push_back(*i);
+            for (std::size_t i : resolve(name)) {
+                m_group_of[i] = groups.size();
+                group.members.push_back(i);
             }
         }
         groups.push_back(std::move(group));
@@ -121,9 +144,11 @@ void Supervisor::build_graph() {
             continue;
         }
         for (const std::string& name : m_services[i]->spec().after) {
-            if (auto dep = find(name); dep && *dep != i && added_for[*dep] != i) {
-                added_for[*dep] = i;
-                add_edge(*dep, i);
+            for (std::size_t dep : resolve(name)) {
+                if (dep != i && added_for[dep] != i) {
+                    added_for[dep] = i;
+                    add_edge(dep, i);
+                }
             }
         }
     }

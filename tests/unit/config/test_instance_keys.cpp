@@ -33,8 +33,9 @@ TEST_CASE("instances = N defines NAME@1 ... NAME@N, each a full service") {
     CHECK(loaded->services[2].instance == 2);
     CHECK(loaded->services[2].after == Errors{"db"});
     CHECK(loaded->services[0].instance == 0);
-    // `after` naming the file waits for every instance.
-    CHECK(loaded->services[4].after == Errors{"web@1", "web@2", "web@3"});
+    // `after` naming the file waits for every instance: kept as written, so that pkitd
+    // resolves it to the instances the file has at the time (scale adds some).
+    CHECK(loaded->services[4].after == Errors{"web"});
 }
 
 TEST_CASE("instances = 1 is a plain service; NAME@I and group members work as names") {
@@ -47,8 +48,27 @@ TEST_CASE("instances = 1 is a plain service; NAME@I and group members work as na
     REQUIRE(loaded);
     CHECK(names(*loaded) == Errors{"api", "one", "web@1", "web@2"});
     CHECK(loaded->find_service("one")->instance == 0);
-    CHECK(loaded->daemon.groups[0].members == Errors{"web@1", "web@2", "one"});
+    CHECK(loaded->daemon.groups[0].members == Errors{"web", "one"});
+    CHECK(loaded->group_of("web@2") == &loaded->daemon.groups[0]);
+    CHECK(loaded->group_of("api") == nullptr);
     CHECK(loaded->services[0].after == Errors{"web@2"});
+}
+
+TEST_CASE("a file's name in after and members is checked as its instances") {
+    TempTree tree;
+    tree.service("web", "command = [\"web\"]\ninstances = 2\nafter = [\"web\"]\n");
+    auto errors = tree.errors();
+    REQUIRE(errors.size() == 3);
+    CHECK(errors[0].starts_with("services/web.toml:3:1: error: dependency cycle: web@1 -> web@2"));
+    CHECK(
+        errors[1].starts_with("services/web.toml:3:10: error: after: \"web@1\" is this "
+                              "service itself"));
+    TempTree twice;
+    twice.service("web", "command = [\"web\"]\ninstances = 2\n");
+    twice.daemon("[groups.g]\nmembers = [\"web\", \"web@2\"]\n");
+    errors = twice.errors();
+    REQUIRE(errors.size() == 1);
+    CHECK(errors[0].find("\"web@2\" is listed twice") != std::string::npos);
 }
 
 TEST_CASE("bad instances values, and after a missing instance, are positioned errors") {
