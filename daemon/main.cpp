@@ -17,6 +17,7 @@
 #include <filesystem>
 #include <iostream>
 
+#include "config/instances.hpp"
 #include "config/loader.hpp"
 #include "daemon/core/persist.hpp"
 #include "daemon/shell/daemon.hpp"
@@ -202,10 +203,20 @@ int run(const Options& options, pkit::shell::SystemdEnvironment systemd) {
     daemon_options.load_cache = std::make_shared<pkit::config::LoadCache>();
     daemon_options.binary = running_binary();
     if (options.resume_fd >= 0) {
+        // The counts `pkitctl scale` set are part of the tree the state was made with.
+        std::vector<pkit::shell::upgrade::ScaledFact> scaled;
+        if (!state.is_discarded()) {
+            if (auto facts = pkit::shell::upgrade::read_facts(state)) {
+                scaled = pkit::shell::upgrade::apply_scaled(facts->scaled, *tree);
+            }
+        }
         auto usable = usable_state(std::move(state), *tree);
         if (usable) {
             daemon_options.resume = std::move(*usable);
         } else {
+            for (const auto& fact : scaled) {  // starting afresh: the files' own counts
+                pkit::config::set_instances(*tree, fact.file, fact.file_count);
+            }
             // Nothing is adopted: the listeners are bound again and the runs the
             // records name are ended before every service starts afresh.
             std::cerr << "pkitd: cannot resume from the state the previous pkitd handed over: "

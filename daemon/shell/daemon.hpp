@@ -133,6 +133,8 @@ private:
     void on_upgrade_config(const config::LoadResult& tree);
     void hand_over();
     upgrade::DaemonFacts hand_over_facts(std::vector<int>& kept);
+    // The counts `scale` set (m_scaled), as the state carries them.
+    std::vector<upgrade::ScaledFact> scaled_facts() const;
     // Rebuilds the state the previous pkitd handed over: its sockets, run pipes and
     // leftovers adopted, the supervisor filled. Before the reaper's first batch.
     void resume(const nlohmann::json& doc);

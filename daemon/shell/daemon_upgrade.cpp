@@ -229,32 +229,40 @@ void Daemon::on_upgrade_config(const config::LoadResult& tree) {
     if (!m_upgrade) {
         return;
     }
-    std::optional<std::string> differs;
-    if (!tree) {
-        differs = "the configuration in " + m_options.config_dir + " is not valid now";
-    } else if (!m_scaled.empty()) {
-        // The new pkitd reads the files' counts; a count `scale` set would be lost.
-        const auto& [name, scaled] = *m_scaled.begin();
-        differs = "the configuration in " + m_options.config_dir + " does not hold the " +
-                  std::to_string(scaled.count) + " instances of " + name +
-                  " that pkitctl scale set (its file has " + std::to_string(scaled.file_count) +
-                  "): write that count into the file, reload, then upgrade";
-    } else if (!(tree->daemon == m_supervisor.daemon_spec())) {
-        differs = "pkitd.toml";
-    } else {
+    // What the configuration on disk says that the running one does not, if anything.
+    auto differs_from_running = [&](const config::Tree& disk) -> std::optional<std::string> {
+        if (!(disk.daemon == m_supervisor.daemon_spec())) {
+            return "pkitd.toml";
+        }
         std::size_t live = 0;
         for (std::size_t i = 0; i < m_supervisor.size(); ++i) {
             live += m_supervisor.retired(i) ? 0 : 1;
         }
-        for (const config::ServiceSpec& spec : tree->services) {
+        for (const config::ServiceSpec& spec : disk.services) {
             auto i = m_supervisor.find(spec.name);
             if (!i || !(m_supervisor.service(*i).spec() == spec)) {
-                differs = spec.file;
-                break;
+                return spec.file;
             }
         }
-        if (!differs && tree->services.size() != live) {
-            differs = "a removed service file";
+        if (disk.services.size() != live) {
+            return "a removed service file";
+        }
+        return std::nullopt;
+    };
+    std::optional<std::string> differs;
+    if (!tree) {
+        differs = "the configuration in " + m_options.config_dir + " is not valid now";
+    } else if (m_scaled.empty()) {
+        differs = differs_from_running(*tree);
+    } else {
+        // The counts `scale` set go in the state, and the next pkitd applies them to
+        // what it reads (upgrade::apply_scaled): compared with them applied, as it runs.
+        config::Tree scaled = *tree;
+        std::vector<upgrade::ScaledFact> facts = scaled_facts();
+        if (upgrade::apply_scaled(facts, scaled).size() != facts.size()) {
+            differs = "the instances of a file pkitctl scale scaled";
+        } else {
+            differs = differs_from_running(scaled);
         }
     }
     if (differs) {
@@ -272,6 +280,14 @@ void Daemon::on_upgrade_config(const config::LoadResult& tree) {
     done(std::pair{std::string(proto::version()), m_upgrade->to_version});
     // The reply is written (or queued) now; the exec follows at the next turn.
     m_upgrade->hand_over.schedule();
+}
+
+std::vector<upgrade::ScaledFact> Daemon::scaled_facts() const {
+    std::vector<upgrade::ScaledFact> facts;
+    for (const auto& [file, scaled] : m_scaled) {
+        facts.push_back({file, scaled.file_count, scaled.count});
+    }
+    return facts;
 }
 
 upgrade::DaemonFacts Daemon::hand_over_facts(std::vector<int>& kept) {
@@ -318,6 +334,7 @@ upgrade::DaemonFacts Daemon::hand_over_facts(std::vector<int>& kept) {
             }
         }
     }
+    facts.scaled = scaled_facts();
     for (const Leftover& left : m_leftovers) {
         facts.leftovers.push_back(
             {left.pgid,
@@ -410,6 +427,13 @@ void Daemon::resume(const nlohmann::json& doc) {
     }
     m_started = saved + std::chrono::nanoseconds(facts->started_ns);
     m_orphans = facts->orphans_reaped;
+    // The counts `scale` set, which main applied to the tree this pkitd was made with
+    // where the file's own count was still theirs.
+    for (const upgrade::ScaledFact& f : facts->scaled) {
+        if (m_supervisor.find_all(f.file).size() == f.count) {
+            m_scaled[f.file] = Scaled{f.file_count, f.count};
+        }
+    }
     for (const upgrade::LeftoverFact& left : facts->leftovers) {
         m_leftovers.push_back(
             Leftover{left.pgid, saved + std::chrono::nanoseconds(left.kill_in_ns), left.killed});

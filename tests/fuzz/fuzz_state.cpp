@@ -1,14 +1,17 @@
 // Fuzz target: an upgrade's state file (SPEC §16) through the reader that
 // `pkitd --resume FD` runs, onto a supervisor of four services. Whatever the bytes, the
-// reader must return without a sanitizer finding; a state it accepts must drive the
-// core (every run's exit, every deadline) without one, and written again and read
-// back it must give the same document.
+// reader must return without a sanitizer finding; the counts of `scale` it accepts must
+// apply to a tree; a state it accepts must drive the core (every run's exit, every
+// deadline) without one, and written again and read back it must give the same
+// document.
 
+#include <algorithm>
 #include <chrono>
 #include <cstdint>
 #include <cstdlib>
 #include <string_view>
 
+#include "config/instances.hpp"
 #include "daemon/core/persist.hpp"
 #include "daemon/shell/upgrade/state_file.hpp"
 
@@ -42,6 +45,19 @@ pkit::core::Supervisor supervisor() {
     return pkit::core::Supervisor(std::move(tree), [] { return 0.5; });
 }
 
+// A tree with the file `worker` at two instances, for the counts `scale` set.
+pkit::config::Tree workers() {
+    pkit::config::Tree tree;
+    tree.dir = "/etc/pkit";
+    for (unsigned k = 1; k <= 2; ++k) {
+        pkit::config::ServiceSpec s = service("worker@" + std::to_string(k));
+        s.file = "services/worker.toml";
+        s.instance = k;
+        tree.services.push_back(std::move(s));
+    }
+    return tree;
+}
+
 Now at(double seconds) {
     auto d =
         std::chrono::duration_cast<pkit::config::Duration>(std::chrono::duration<double>(seconds));
@@ -55,6 +71,18 @@ extern "C" int LLVMFuzzerTestOneInput(const std::uint8_t* data, std::size_t size
     nlohmann::json doc = nlohmann::json::parse(text, nullptr, false);
     if (doc.is_discarded()) {
         return 0;
+    }
+    // The counts `scale` set that the reader accepts apply to a tree whose file still
+    // has the count each was set against, and give the instances they say.
+    if (auto facts = pkit::shell::upgrade::read_facts(doc)) {
+        pkit::config::Tree tree = workers();
+        std::vector<pkit::shell::upgrade::ScaledFact> first(
+            facts->scaled.begin(),
+            facts->scaled.begin() +
+                static_cast<std::ptrdiff_t>(std::min<std::size_t>(facts->scaled.size(), 4)));
+        for (const auto& fact : pkit::shell::upgrade::apply_scaled(first, tree)) {
+            check(pkit::config::count_instances(tree, fact.file) == fact.count);
+        }
     }
     pkit::core::Supervisor sup = supervisor();
     if (!pkit::shell::upgrade::apply_state(doc, sup, at(0).mono)) {

@@ -169,3 +169,109 @@ TEST_CASE("a reload that changes instances starts the added and stops the remove
     CHECK(pid_of(client, "web@1") == one);
     CHECK(pkitd.stop() == 0);
 }
+
+TEST_CASE("after NAME waits for the instances scale added, on the dependent's next start") {
+    TempDir dir;
+    dir.service("web",
+                "command = [\"/bin/sleep\", \"1000\"]\ninstances = 2\n[ready]\nexec = "
+                "[\"/usr/bin/test\", \"-e\", " +
+                    toml_str(dir.str() + "/ready-${PKIT_INSTANCE}") +
+                    "]\ninterval = \"50ms\"\ntimeout = \"60s\"\n[stop]\ntimeout = \"2s\"\n");
+    dir.service("all", "command = [\"/bin/sleep\", \"1000\"]\nafter = [\"web\"]\n");
+    touch(dir.path() / "ready-1");
+    touch(dir.path() / "ready-2");
+    Daemon pkitd(dir);
+    pkitd.wait_ready();
+    Client client = pkitd.client();
+    wait_running(client, "all");
+
+    // web@3 starts and is not ready: all runs on (scale touches no dependent)...
+    auto up = ctl(pkitd, {"scale", "web", "3"});
+    REQUIRE_MESSAGE(up.exit_code == 0, up.all());
+    wait_running(client, "web@3");
+    CHECK(status(client, "web@3")["ready"] == false);
+    CHECK(status(client, "all")["run"] == 1);
+    CHECK(status(client, "all")["state"] == "running");
+    // ...and its restart waits for web@3 to be ready, as if the file said 3.
+    json restart = client.request({{"cmd", "restart"}, {"services", {"all"}}});
+    REQUIRE_MESSAGE(restart["ok"] == true, restart.dump());
+    CHECK(status(client, "all")["state"] == "waiting");
+    json why = client.request({{"cmd", "explain"}, {"service", "all"}});
+    CHECK_MESSAGE(why.dump().find("web@3") != std::string::npos, why.dump());
+    touch(dir.path() / "ready-3");
+    wait_running(client, "all", 2);
+
+    // Scaled down to 1, the dependent waits for web@1 alone: web@2 and web@3 are gone.
+    auto down = ctl(pkitd, {"scale", "web", "1"});
+    REQUIRE_MESSAGE(down.exit_code == 0, down.all());
+    wait_for([&] { return names_of(status_of(client, {"web"})) == Names{"web@1"}; }, 10s,
+             "web@2 and web@3 removed");
+    restart = client.request({{"cmd", "restart"}, {"services", {"all"}}});
+    REQUIRE_MESSAGE(restart["ok"] == true, restart.dump());
+    wait_running(client, "all", 3);
+    CHECK(pkitd.stop() == 0);
+}
+
+TEST_CASE("scale and a reload of instances leave a group's other members and kept instances") {
+    TempDir dir;
+    dir.daemon_config(
+        "[groups.g]\nstrategy = \"one_for_all\"\nmembers = [\"db\", \"web\", \"api\"]\n");
+    dir.service("db", "command = [\"/bin/sleep\", \"1000\"]\n");
+    dir.service("web", web_toml(2));
+    dir.service("api", "command = [\"/bin/sleep\", \"1000\"]\n");
+    Daemon pkitd(dir);
+    pkitd.wait_ready();
+    Client client = pkitd.client();
+    wait_running(client, "api");
+    const int db = pid_of(client, "db");
+    const int api = pid_of(client, "api");
+    const int one = pid_of(client, "web@1");
+    const int two = pid_of(client, "web@2");
+    auto untouched = [&](const std::string& when) {
+        INFO(when);
+        CHECK(pid_of(client, "db") == db);
+        CHECK(pid_of(client, "api") == api);
+        CHECK(pid_of(client, "web@1") == one);
+        for (const json& s : status_of(client, {"db", "api", "web@1"})) {
+            CHECK(s["run"] == 1);
+            CHECK(s["group"] == "g");
+        }
+    };
+
+    json up = client.request({{"cmd", "scale"}, {"service", "web"}, {"instances", 3}});
+    REQUIRE_MESSAGE(up["ok"] == true, up.dump());
+    json three = wait_running(client, "web@3");
+    CHECK(three["group"] == "g");
+    untouched("scaled to 3");
+    CHECK(pid_of(client, "web@2") == two);
+
+    auto down = ctl(pkitd, {"scale", "web", "1"});
+    REQUIRE_MESSAGE(down.exit_code == 0, down.all());
+    wait_for([&] { return names_of(status_of(client, {"web"})) == Names{"web@1"}; }, 10s,
+             "web@2 and web@3 removed");
+    untouched("scaled to 1");
+
+    // The file's own count changes: a reload adds web@2 and web@3, and changes nothing.
+    dir.service("web", web_toml(3));
+    json grown = reload(client);
+    CHECK(grown["added"] == json::array({"web@2", "web@3"}));
+    CHECK(grown["changed"].empty());
+    wait_running(client, "web@3");
+    untouched("reload to 3");
+    const int kept = pid_of(client, "web@2");
+    dir.service("web", web_toml(2));
+    json shrunk = reload(client);
+    CHECK(shrunk["removed"] == json::array({"web@3"}));
+    CHECK(shrunk["changed"].empty());
+    wait_for([&] { return names_of(status_of(client, {"web"})).size() == 2; }, 10s,
+             "web@3 removed");
+    untouched("reload to 2");
+    CHECK(pid_of(client, "web@2") == kept);
+
+    // The strategy still covers the instances: web@2's crash restarts every member.
+    kill_service(client, "web@2");
+    wait_running(client, "db", 2);
+    wait_running(client, "api", 2);
+    wait_running(client, "web@1", 2);
+    CHECK(pkitd.stop() == 0);
+}

@@ -5,6 +5,7 @@
 #include <optional>
 #include <type_traits>
 
+#include "config/instances.hpp"
 #include "daemon/core/persist.hpp"
 
 namespace pkit::shell::upgrade {
@@ -14,6 +15,8 @@ using nlohmann::json;
 namespace {
 
 constexpr const char* k_format = "pkit-state";
+// SPEC §13: a file's instances, 1 to 1000.
+constexpr std::uint64_t k_max_scale = 1000;
 
 std::int64_t ns_between(core::TimePoint from, core::TimePoint to) {
     return std::chrono::duration_cast<std::chrono::nanoseconds>(to - from).count();
@@ -356,6 +359,11 @@ json write_state(core::Supervisor& supervisor, const DaemonFacts& facts, core::T
         leftovers.push_back({{"pgid", l.pgid}, {"kill_in", l.kill_in_ns}, {"killed", l.killed}});
     }
     doc["leftovers"] = std::move(leftovers);
+    json scaled = json::array();
+    for (const ScaledFact& f : facts.scaled) {
+        scaled.push_back({{"file", f.file}, {"file_count", f.file_count}, {"count", f.count}});
+    }
+    doc["scaled"] = std::move(scaled);
     json core_part = json::object();
     Writer writer(core_part, now);
     supervisor.persist(writer);
@@ -410,10 +418,35 @@ std::expected<DaemonFacts, std::string> read_facts(const json& doc) {
         }
         facts.leftovers.push_back(l);
     });
+    each_entry(doc, "scaled", error, [&](Reader& r) {
+        ScaledFact f;
+        r.value("file", f.file);
+        r.value("file_count", f.file_count);
+        r.value("count", f.count);
+        if (f.file.empty() || f.file.find('@') != std::string::npos) {
+            r.fail("file", "not a service file's name");
+        } else if (f.file_count < 1 || f.file_count > k_max_scale) {
+            r.fail("file_count", "out of range");
+        } else if (f.count < 1 || f.count > k_max_scale) {
+            r.fail("count", "out of range");
+        }
+        facts.scaled.push_back(std::move(f));
+    });
     if (!error.empty()) {
         return std::unexpected(error);
     }
     return facts;
+}
+
+std::vector<ScaledFact> apply_scaled(const std::vector<ScaledFact>& scaled, config::Tree& tree) {
+    std::vector<ScaledFact> applied;
+    for (const ScaledFact& f : scaled) {
+        if (config::count_instances(tree, f.file) == f.file_count) {
+            config::set_instances(tree, f.file, f.count);
+            applied.push_back(f);
+        }
+    }
+    return applied;
 }
 
 std::expected<void, std::string> apply_state(const json& doc, core::Supervisor& supervisor,

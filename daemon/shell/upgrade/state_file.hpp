@@ -7,7 +7,8 @@
 // the field, and nothing it read is used then.
 //
 //   {"format": "pkit-state", "version": 1, "from": "0.4.0",
-//    "saved_at": <monotonic ns>, "daemon": {...}, "core": {...}, "fds": [...]}
+//    "saved_at": <monotonic ns>, "daemon": {...}, "core": {...}, "fds": [...],
+//    "leftovers": [...], "scaled": [...]}
 //
 // Times in "core" are nanoseconds relative to "saved_at": the monotonic clock goes on
 // across the exec, so a deadline keeps its moment exactly.
@@ -41,6 +42,15 @@ struct LeftoverFact {
     bool killed = false;
 };
 
+// A count of a file's instances that `pkitctl scale` set (SPEC §13), in effect at the
+// hand-over: the next pkitd reads the file's own count from disk, and applies this
+// before it matches the state's services by name.
+struct ScaledFact {
+    std::string file;              // the file's name: NAME of NAME@I
+    std::uint64_t file_count = 0;  // the file's own `instances` the count was set against
+    std::uint64_t count = 0;       // the instances running
+};
+
 struct DaemonFacts {
     std::string from_version;
     double started_wall = 0.0;
@@ -48,6 +58,7 @@ struct DaemonFacts {
     std::uint64_t orphans_reaped = 0;
     std::vector<KeptFd> fds;
     std::vector<LeftoverFact> leftovers;
+    std::vector<ScaledFact> scaled;
 };
 
 // The document for `supervisor` and `facts`, the moment of the hand-over `now`.
@@ -56,6 +67,10 @@ nlohmann::json write_state(core::Supervisor& supervisor, const DaemonFacts& fact
 
 // The daemon-wide facts of a document, checked; the core's part stays for apply_state().
 std::expected<DaemonFacts, std::string> read_facts(const nlohmann::json& doc);
+
+// Applies the counts of `scaled` to `tree` (the configuration as read from disk) where
+// the file's own count is still the one each was set against; returns those applied.
+std::vector<ScaledFact> apply_scaled(const std::vector<ScaledFact>& scaled, config::Tree& tree);
 
 // Fills `supervisor` (built from the same configuration, nothing started) from `doc`,
 // with `now` the moment of the resume. On an error the supervisor may be half filled:

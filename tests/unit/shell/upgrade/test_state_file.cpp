@@ -53,7 +53,20 @@ DaemonFacts facts() {
     f.started_ns = -5'000'000'000;
     f.orphans_reaped = 7;
     f.fds = {{"control", 3, "", 0, "", ""}, {"stdout", 9, "api", 1, "half a li", ""}};
+    f.scaled = {{"worker", 2, 4}};
     return f;
+}
+
+// The file `worker` at `count` instances, worker@1 .. worker@count.
+config::Tree worker_tree(unsigned count) {
+    std::vector<config::ServiceSpec> services;
+    for (unsigned k = 1; k <= count; ++k) {
+        config::ServiceSpec s = spec("worker@" + std::to_string(k));
+        s.file = "services/worker.toml";
+        s.instance = k;
+        services.push_back(std::move(s));
+    }
+    return core::test::tree(std::move(services));
 }
 
 TEST_CASE("the state read back gives every service the same state, counters and tails") {
@@ -121,6 +134,30 @@ TEST_CASE("the daemon's facts and kept descriptors are read back") {
     CHECK(read->fds[1].service == "api");
     CHECK(read->fds[1].fd == 9);
     CHECK(read->fds[1].pending == "half a li");
+    REQUIRE(read->scaled.size() == 1);
+    CHECK(read->scaled[0].file == "worker");
+    CHECK(read->scaled[0].file_count == 2);
+    CHECK(read->scaled[0].count == 4);
+}
+
+TEST_CASE("the counts scale set apply where the file's own count is still theirs") {
+    config::Tree tree = worker_tree(2);
+    std::vector<ScaledFact> scaled = {{"worker", 2, 4}, {"other", 2, 3}};
+    auto applied = apply_scaled(scaled, tree);
+    REQUIRE(applied.size() == 1);
+    CHECK(applied[0].file == "worker");
+    REQUIRE(tree.services.size() == 4);
+    CHECK(tree.services[3].name == "worker@4");
+    CHECK(tree.services[3].instance == 4);
+    // The file says 3 now: the count made against 2 is not applied.
+    config::Tree changed = worker_tree(3);
+    CHECK(apply_scaled({{"worker", 2, 4}}, changed).empty());
+    CHECK(changed.services.size() == 3);
+    // Down to one instance, which keeps its name.
+    config::Tree down = worker_tree(3);
+    CHECK(apply_scaled({{"worker", 3, 1}}, down).size() == 1);
+    REQUIRE(down.services.size() == 1);
+    CHECK(down.services[0].name == "worker@1");
 }
 
 TEST_CASE("the reader refuses what it cannot trust, naming the field") {
@@ -162,6 +199,21 @@ TEST_CASE("the reader refuses what it cannot trust, naming the field") {
     doc = good;
     doc["fds"][0]["fd"] = -1;
     CHECK(refused(doc) == "fds.fd: negative");
+    doc = good;
+    doc.erase("scaled");
+    CHECK(refused(doc) == "scaled: not a list");
+    doc = good;
+    doc["scaled"][0]["count"] = 1001;
+    CHECK(refused(doc) == "scaled.count: out of range");
+    doc = good;
+    doc["scaled"][0]["file_count"] = 0;
+    CHECK(refused(doc) == "scaled.file_count: out of range");
+    doc = good;
+    doc["scaled"][0]["file"] = "worker@2";
+    CHECK(refused(doc) == "scaled.file: not a service file's name");
+    doc = good;
+    doc["scaled"][0].erase("file");
+    CHECK(refused(doc) == "scaled.file: missing");
     CHECK(refused(json::array()) == "the state is not a JSON object");
 }
 
