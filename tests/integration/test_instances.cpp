@@ -188,8 +188,10 @@ TEST_CASE("after NAME waits for the instances scale added, on the dependent's ne
     // web@3 starts and is not ready: all runs on (scale touches no dependent)...
     auto up = ctl(pkitd, {"scale", "web", "3"});
     REQUIRE_MESSAGE(up.exit_code == 0, up.all());
-    wait_running(client, "web@3");
-    CHECK(status(client, "web@3")["ready"] == false);
+    json three = wait_status(
+        client, "web@3", [](const json& s) { return s["pid"].is_number(); }, 10s,
+        "web@3 has its run");
+    CHECK(three["ready"] == false);
     CHECK(status(client, "all")["run"] == 1);
     CHECK(status(client, "all")["state"] == "running");
     // ...and its restart waits for web@3 to be ready, as if the file said 3.

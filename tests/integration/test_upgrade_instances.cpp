@@ -63,14 +63,15 @@ TEST_CASE("an upgrade keeps the instances scale added, their pids and the scaled
     json restart = after.request({{"cmd", "restart"}, {"services", {"api"}}});
     REQUIRE_MESSAGE(restart["ok"] == true, restart.dump());
     CHECK(status(after, "api")["state"] == "waiting");
-    wait_running(after, "worker@4", 2);
+    const int four = wait_running(after, "worker@4", 2)["pid"].get<int>();
     wait_running(after, "api", 2);
 
     // Scaling back to the file's count ends the scaled count: nothing is carried then.
     json back = after.request({{"cmd", "scale"}, {"service", "worker"}, {"instances", 2}});
     REQUIRE_MESSAGE(back["ok"] == true, back.dump());
-    wait_for([&] { return instance_pids(after, "worker").size() == 2; }, 10s,
-             "worker@3 and worker@4 removed");
+    wait_for([&] { return !proc_info(before[2]) && !proc_info(four); }, 10s,
+             "worker@3 and worker@4 stopped and reaped");
+    CHECK(instance_pids(after, "worker").size() == 2);
     done = ctl(pkitd, {"upgrade"}, 40s);
     REQUIRE_MESSAGE(done.exit_code == 0, done.all() << pkitd.log());
     Client last = pkitd.client();
