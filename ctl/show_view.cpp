@@ -228,6 +228,7 @@ std::string render_show(const ShowReplies& replies, double now, bool color) {
     if (color) {
         const char* code = state == "running" || state == "done" ? "\033[32m"
                            : state == "failed"                   ? "\033[31m"
+                           : state == "paused"                   ? "\033[36m"
                                                                  : "\033[33m";
         title += std::string(code) + state + "\033[0m";
     } else {

@@ -127,3 +127,13 @@ TEST_CASE("event filter: --service NAME matches its instances NAME@I, and NAME@I
     CHECK_FALSE(one.matches(event("started", {{"service", "web@1"}})));
     CHECK_FALSE(one.matches(event("started")));
 }
+
+TEST_CASE("event words: paused and resumed say who froze the run and for how long") {
+    CHECK(event_words(event("paused", {{"run", 3}, {"reason", nullptr}})) ==
+          "paused by the operator (run 3)");
+    CHECK(event_words(event("resumed", {{"run", 3}, {"reason", "after 12s paused"}})) ==
+          "resumed: after 12s paused (run 3)");
+    const auto& types = event_types();
+    CHECK(std::find(types.begin(), types.end(), "paused") != types.end());
+    CHECK(std::find(types.begin(), types.end(), "resumed") != types.end());
+}
