@@ -48,7 +48,7 @@ bool events_say(const TestCgroup& cg, const std::string& name, const std::string
     return ("\n" + cg.read(name, "cgroup.events")).find("\n" + line + "\n") != std::string::npos;
 }
 
-std::size_t lines_in(const TempDir& dir, const std::string& file) {
+std::size_t probe_lines(const TempDir& dir, const std::string& file) {
     return fs::exists(dir.file(file)) ? read_lines(dir.file(file)).size() : 0;
 }
 
@@ -70,7 +70,7 @@ TEST_CASE("pause freezes a service's cgroup and holds its probes; resume thaws i
     Client client = pkitd.client();
     const json web = wait_running(client, "web");
     count_grows(dir, "web-count", 2);
-    wait_for([&] { return lines_in(dir, "probes") >= 2; }, 10s, "two probes ran");
+    wait_for([&] { return probe_lines(dir, "probes") >= 2; }, 10s, "two probes ran");
 
     CommandResult paused = ctl(pkitd, {"pause", "web"});
     CHECK_MESSAGE(paused.exit_code == 0, paused.all());
@@ -83,10 +83,10 @@ TEST_CASE("pause freezes a service's cgroup and holds its probes; resume thaws i
     // A probe under way at the pause may still finish: counted once the witness moved.
     count_grows(dir, "clock-count", 3);
     const long frozen_at = count_in(dir, "web-count");
-    const std::size_t probes_at = lines_in(dir, "probes");
+    const std::size_t probes_at = probe_lines(dir, "probes");
     count_grows(dir, "clock-count", 10);  // half a second and more
     CHECK(count_in(dir, "web-count") == frozen_at);
-    CHECK(lines_in(dir, "probes") == probes_at);
+    CHECK(probe_lines(dir, "probes") == probes_at);
     CHECK(status(client, "web")["state"] == "paused");
     CHECK(status(client, "web")["health"]["failures"] == 0);
 
@@ -106,7 +106,7 @@ TEST_CASE("pause freezes a service's cgroup and holds its probes; resume thaws i
     wait_for([&] { return events_say(*cg, "web", "frozen 0"); }, 10s, "web's cgroup is thawed",
              [&] { return cg->read("web", "cgroup.events"); });
     count_grows(dir, "web-count", 3);
-    wait_for([&] { return lines_in(dir, "probes") >= probes_at + 2; }, 10s, "probes run again");
+    wait_for([&] { return probe_lines(dir, "probes") >= probes_at + 2; }, 10s, "probes run again");
     CHECK(status(client, "web")["pid"] == web["pid"]);
     CHECK(status(client, "web")["run"] == 1);
     CHECK(pkitd.stop() == 0);
@@ -230,5 +230,63 @@ TEST_CASE("pause and resume without cgroups fail with unsupported and the reason
     CHECK(status(client, "web")["state"] == "running");
     // Unknown names are refused first, as for every command.
     CHECK(pause_request(client, "pause", {"wbe"})["error"]["code"] == "unknown_service");
+    CHECK(pkitd.stop() == 0);
+}
+
+TEST_CASE("a reload leaves an unchanged paused service paused, and restarts a changed one thawed") {
+    NEED_PAUSE_CGROUP(cg);
+    TempDir dir;
+    dir.service("web", counter(dir, "web-count"));
+    Daemon pkitd(dir, {.cgroup = cg->path()});
+    pkitd.wait_ready();
+    Client client = pkitd.client();
+    const json first = wait_running(client, "web");
+    CHECK(ctl(pkitd, {"pause", "web"}).exit_code == 0);
+    wait_for([&] { return events_say(*cg, "web", "frozen 1"); }, 10s, "web's cgroup is frozen");
+
+    CommandResult same = ctl(pkitd, {"reload"});
+    CHECK_MESSAGE(same.exit_code == 0, same.all());
+    json web = status(client, "web");
+    CHECK(web["state"] == "paused");
+    CHECK(web["pid"] == first["pid"]);
+    CHECK(events_say(*cg, "web", "frozen 1"));
+
+    dir.service("web", counter(dir, "web-count") + "[stop]\ntimeout = \"30s\"\n");
+    CommandResult changed = ctl(pkitd, {"reload"});
+    CHECK_MESSAGE(changed.exit_code == 0, changed.all());
+    json next = wait_status(
+        client, "web", [](const json& s) { return s["state"] == "running" && s["run"] == 2; }, 10s,
+        "run 2 running");
+    CHECK(next["last_exit"]["killed_by"] == "operator");
+    CHECK(events_say(*cg, "web", "frozen 0"));
+    count_grows(dir, "web-count", 3);
+    CHECK(pkitd.stop() == 0);
+}
+
+TEST_CASE("an upgrade in place hands a paused service over paused, its cgroup still frozen") {
+    NEED_PAUSE_CGROUP(cg);
+    TempDir dir;
+    dir.service("web", counter(dir, "web-count"));
+    Daemon pkitd(dir, {.cgroup = cg->path()});
+    pkitd.wait_ready();
+    Client client = pkitd.client();
+    const json first = wait_running(client, "web");
+    CHECK(ctl(pkitd, {"pause", "web"}).exit_code == 0);
+    wait_for([&] { return events_say(*cg, "web", "frozen 1"); }, 10s, "web's cgroup is frozen");
+
+    CommandResult done = ctl(pkitd, {"upgrade"}, 40s);
+    REQUIRE_MESSAGE(done.exit_code == 0, done.all() << pkitd.log());
+    Client after = pkitd.client();
+    json web = status(after, "web");
+    CHECK(web["state"] == "paused");
+    CHECK(web["pid"] == first["pid"]);
+    CHECK(events_say(*cg, "web", "frozen 1"));
+    CHECK(after.request({{"cmd", "explain"}, {"service", "web"}})["result"]["text"]
+              .get<std::string>()
+              .find("paused by the operator since") != std::string::npos);
+
+    CHECK(ctl(pkitd, {"resume", "web"}).exit_code == 0);
+    CHECK(status(after, "web")["state"] == "running");
+    count_grows(dir, "web-count", 3);
     CHECK(pkitd.stop() == 0);
 }

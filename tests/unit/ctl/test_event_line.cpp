@@ -73,7 +73,7 @@ TEST_CASE("event words: each type says what happened with the fields that carry 
           "escalated: group backend");
     CHECK(event_words(event("reload", {{"service", nullptr}})) == "reload");
     // A type this pkitctl does not know: its name and its non-null fields.
-    CHECK(event_words(event("paused", {{"for", 3}, {"why", nullptr}})) == "paused for=3");
+    CHECK(event_words(event("frozen", {{"for", 3}, {"why", nullptr}})) == "frozen for=3");
 }
 
 TEST_CASE("event lines: no type renders a null, each starts with the local time") {

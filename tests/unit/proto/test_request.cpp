@@ -240,5 +240,5 @@ TEST_CASE("pause and resume take services or all, and round-trip") {
     }
     CHECK(to_string(ErrorCode::unsupported) == "unsupported");
     CHECK(to_string(ErrorCode::not_running) == "not_running");
-    CHECK(error_code_from_string("not_running") == ErrorCode::not_running);
+    CHECK(pkit::proto::error_code_from_string("not_running") == ErrorCode::not_running);
 }
