@@ -56,5 +56,6 @@ CommandSpec add_show(const GlobalOptions& global);
 CommandSpec add_scale(const GlobalOptions& global);
 CommandSpec add_upgrade(const GlobalOptions& global);
 CommandSpec add_top(const GlobalOptions& global);
+std::vector<CommandSpec> add_pause(const GlobalOptions& global);  // pause, resume
 
 }  // namespace pkit::ctl

@@ -60,7 +60,8 @@ const std::vector<std::string>& event_types() {
     static const std::vector<std::string> types{
         "started",       "ready",     "exited",  "restarting", "storm_pause",
         "liveness_kill", "health",    "stopped", "gave_up",    "restarts_exhausted",
-        "group_failed",  "escalated", "reload",  "missed"};
+        "group_failed",  "escalated", "reload",  "missed",     "paused",
+        "resumed"};
     return types;
 }
 
@@ -107,6 +108,12 @@ std::string event_words(const proto::json& event) {
         auto pause = number_of(event, "pause");
         return "storm pause" + (pause ? ": restarts wait " + seconds_words(*pause) : "") +
                reason_suffix(event);
+    }
+    if (type == "paused") {
+        return "paused by the operator" + run_suffix(event);
+    }
+    if (type == "resumed") {
+        return "resumed" + reason_suffix(event) + run_suffix(event);
     }
     if (type == "liveness_kill") {
         return "liveness kill" + reason_suffix(event) + run_suffix(event);

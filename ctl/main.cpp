@@ -180,6 +180,9 @@ int main(int argc, char** argv) {
                      add_check, add_wait, add_health, add_show, add_top, add_upgrade, add_scale}) {
         specs.push_back(add(global));
     }
+    for (auto& command : add_pause(global)) {
+        specs.push_back(std::move(command));
+    }
 
     // An unknown command gets a suggestion (exit 2) before CLI11's generic message.
     std::vector<std::string> names;

@@ -20,15 +20,20 @@ namespace {
 constexpr std::string_view k_green = "\033[32m";
 constexpr std::string_view k_yellow = "\033[33m";
 constexpr std::string_view k_red = "\033[31m";
+constexpr std::string_view k_cyan = "\033[36m";
 constexpr std::string_view k_reset = "\033[0m";
 
-// Green when all is well, red when supervision ended in failure, yellow in between.
+// Green when all is well, red when supervision ended in failure, cyan while the
+// operator holds a run paused, yellow in between.
 std::string_view state_color(const std::string& state) {
     if (state == "running" || state == "done" || state == "scheduled") {
         return k_green;
     }
     if (state == "failed") {
         return k_red;
+    }
+    if (state == "paused") {
+        return k_cyan;
     }
     return k_yellow;
 }

@@ -154,7 +154,8 @@ std::string state_words(const proto::json& status, double now) {
             lasted = std::max(0.0, now - *at);
         }
     }
-    if (lasted && state != "waiting" && state != "scheduled") {
+    // A paused run's uptime is not how long it has been paused: explain says that.
+    if (lasted && state != "waiting" && state != "scheduled" && state != "paused") {
         text += " for " + seconds_words(*lasted);
     }
     if (state == "scheduled" && status.contains("schedule") && status["schedule"].is_object()) {
@@ -228,6 +229,7 @@ std::string render_show(const ShowReplies& replies, double now, bool color) {
     if (color) {
         const char* code = state == "running" || state == "done" ? "\033[32m"
                            : state == "failed"                   ? "\033[31m"
+                           : state == "paused"                   ? "\033[36m"
                                                                  : "\033[33m";
         title += std::string(code) + state + "\033[0m";
     } else {

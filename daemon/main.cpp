@@ -307,8 +307,11 @@ int main(int argc, char** argv) {
     }
     auto systemd = take_systemd_environment();
     if (options.upgrade_check) {
-        std::cout << "pkitd " << pkit::proto::version() << "\nstate-format "
-                  << pkit::core::k_state_version << '\n';
+        std::cout << "pkitd " << pkit::proto::version() << "\nstate-format";
+        for (int v = pkit::core::k_oldest_state_version; v <= pkit::core::k_state_version; ++v) {
+            std::cout << ' ' << v;
+        }
+        std::cout << '\n';
         return 0;
     }
     if (options.version) {

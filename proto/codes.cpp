@@ -22,6 +22,8 @@ constexpr std::array k_commands{
     std::pair{Command::health, std::string_view{"health"}},
     std::pair{Command::scale, std::string_view{"scale"}},
     std::pair{Command::upgrade, std::string_view{"upgrade"}},
+    std::pair{Command::pause, std::string_view{"pause"}},
+    std::pair{Command::resume, std::string_view{"resume"}},
 };
 
 constexpr std::array k_error_codes{
@@ -34,6 +36,8 @@ constexpr std::array k_error_codes{
     std::pair{ErrorCode::not_reached, std::string_view{"not_reached"}},
     std::pair{ErrorCode::restart_failed, std::string_view{"restart_failed"}},
     std::pair{ErrorCode::upgrade_failed, std::string_view{"upgrade_failed"}},
+    std::pair{ErrorCode::unsupported, std::string_view{"unsupported"}},
+    std::pair{ErrorCode::not_running, std::string_view{"not_running"}},
 };
 
 template <typename Enum, std::size_t N>

@@ -31,7 +31,9 @@ enum class Command {
     wait,
     health,
     scale,
-    upgrade
+    upgrade,
+    pause,
+    resume
 };
 
 enum class ErrorCode {
@@ -44,6 +46,8 @@ enum class ErrorCode {
     not_reached,      // wait: a service can no longer reach the condition, or `within` ran out
     restart_failed,   // a start_first restart's new run failed; the old run keeps running
     upgrade_failed,   // upgrade: the binary failed its check, or pkitd cannot hand over now
+    unsupported,      // pause/resume without cgroups (SPEC §15): the message says why
+    not_running,      // pause: a named service has no run to freeze (the message names it)
 };
 
 std::string_view to_string(Command command);

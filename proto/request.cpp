@@ -175,6 +175,8 @@ std::optional<std::string> check_arguments(const Request& request) {
         case Command::stop:
         case Command::restart:
         case Command::signal:
+        case Command::pause:
+        case Command::resume:
             if (request.services.empty() && !request.all) {
                 return "\"services\" must name at least one service, or \"all\" must be true";
             }
@@ -288,6 +290,8 @@ void to_json(json& out, const Request& request) {
         case Command::stop:
         case Command::restart:
         case Command::signal:
+        case Command::pause:
+        case Command::resume:
             if (request.all) {
                 out["all"] = true;
             } else {

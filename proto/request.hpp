@@ -15,8 +15,8 @@ namespace pkit::proto {
 struct Request {
     json id;  // echoed in every reply line; null when the request had none
     Command cmd = Command::ping;
-    std::vector<std::string> services;  // status (optional), start/stop/restart/signal
-    bool all = false;                   // start/stop/restart: every service
+    std::vector<std::string> services;  // status (optional), start/stop/restart/signal/pause/resume
+    bool all = false;                   // start/stop/restart/pause/resume: every service
     std::string signal;                 // signal: a name or number, as the user wrote it
     bool group = false;                 // signal: the whole process group, not the main PID
     std::string service;                // logs, explain, scale
@@ -46,7 +46,7 @@ inline constexpr int k_max_scale = 1000;
 // Parses one request line (without its newline). Never throws and never aborts,
 // whatever the bytes: every problem comes back as an Error whose message names the
 // offending field, with `id` filled in when it could be read. Checks each command's
-// required arguments (start/stop/restart/signal: a non-empty `services` or
+// required arguments (start/stop/restart/signal/pause/resume: a non-empty `services` or
 // `all: true`; signal: `signal`; logs/explain: `service`; logs: `lines` >= 0;
 // wait: services or all, `for` one of ready/done/stopped, `within` a finite number >= 0;
 // status: `fields`, when given, an array of status member names; scale: `service` and

@@ -61,6 +61,8 @@ std::string dependency_words(const Supervisor& supervisor, const std::string& na
         case State::scheduled:
             return name + " to end an episode done (scheduled: " + d.spec().schedule->expression +
                    ")";
+        case State::paused:
+            return name + ", which is paused (`pkitctl resume " + name + "` resumes it)";
         case State::waiting:
         case State::stopping:
         case State::backoff:
@@ -145,6 +147,36 @@ std::string scheduled_text(const Service& s, Now now) {
     return text;
 }
 
+// A paused run (SPEC §15): since when, and what the resume re-arms.
+std::string paused_text(const Service& s, Now now) {
+    const Service::PauseRecord& p = *s.pause_record();
+    std::string text = paused_words(s, now);
+    text += ": run ";
+    text += std::to_string(s.run());
+    text += " (pid ";
+    text += std::to_string(s.pid());
+    text += ") is frozen, its probes and deadlines held until `pkitctl resume ";
+    text += s.name();
+    text += "`, which ";
+    text += p.starting ? "goes on waiting for it to be ready" : "lets it run on";
+    std::string left;
+    if (p.run_timeout_left) {
+        left += "the run timeout ";
+        left += config::format_duration(*p.run_timeout_left);
+    }
+    if (p.ready_timeout_left) {
+        left += left.empty() ? "the ready timeout " : ", the ready timeout ";
+        left += config::format_duration(*p.ready_timeout_left);
+    }
+    if (!left.empty()) {
+        text += " with what was left of its deadlines (";
+        text += left;
+        text += ")";
+    }
+    text += ".";
+    return text;
+}
+
 // The sentence of `explain`: what the service is doing and why, by state.
 std::string state_text(const Supervisor& supervisor, std::size_t index, Now now) {
     const Service& s = supervisor.service(index);
@@ -169,6 +201,8 @@ std::string state_text(const Supervisor& supervisor, std::size_t index, Now now)
                    "` starts it.";
         case State::scheduled:
             return scheduled_text(s, now);
+        case State::paused:
+            return paused_text(s, now);
         case State::done:
         case State::failed:
             return std::string(s.state() == State::done ? "done" : "failed") + " (" +
@@ -179,6 +213,19 @@ std::string state_text(const Supervisor& supervisor, std::size_t index, Now now)
 }
 
 }  // namespace
+
+std::string paused_words(const Service& s, Now now) {
+    const Service::PauseRecord* p = s.pause_record();
+    if (p == nullptr) {
+        return "not paused";
+    }
+    std::string text = "paused by the operator since ";
+    text += clock_time(p->since_wall);
+    text += " UTC (";
+    text += config::format_duration(std::max(Duration::zero(), now.mono - p->since));
+    text += " ago)";
+    return text;
+}
 
 std::string stopped_words(const Service& s) {
     return s.stopped_reason() ? std::string(to_string(*s.stopped_reason())) : "unknown";
@@ -211,6 +258,10 @@ Explanation explain(const Supervisor& supervisor, std::size_t index, Now now) {
     }
     if (s.state() == State::done || s.state() == State::failed) {
         fact("stopped", stopped_words(s));
+    }
+    if (const Service::PauseRecord* p = s.pause_record()) {
+        fact("paused_since", p->since_wall);
+        fact("paused_for", config::to_seconds(std::max(Duration::zero(), now.mono - p->since)));
     }
     if (s.has_schedule()) {
         fact("schedule", s.spec().schedule->expression);

@@ -35,6 +35,8 @@ std::string one_decimal(double value);
 double restart_in(const Service& s, Now now);
 // "restart 3 in 1.6 s": the restart about to happen and the time left before it.
 std::string restart_words(const Service& s, Now now);
+// "paused by the operator since 14:03:09 UTC (12s ago)" (SPEC §15).
+std::string paused_words(const Service& s, Now now);
 // Why supervision ended (SPEC §5 `stopped`), or "unknown".
 std::string stopped_words(const Service& s);
 

@@ -21,6 +21,7 @@ std::optional<int> Supervisor::all_done_status() const {
             case State::backoff:
             case State::storm_pause:
             case State::scheduled:
+            case State::paused:  // its run lives on, frozen
                 return std::nullopt;
             case State::failed:
                 status = 1;

@@ -24,6 +24,8 @@ std::string_view to_string(State state) {
             return "failed";
         case State::scheduled:
             return "scheduled";
+        case State::paused:
+            return "paused";
     }
     return "unknown";
 }
@@ -92,6 +94,10 @@ std::string_view to_string(EventType type) {
             return "reload";
         case EventType::missed:
             return "missed";
+        case EventType::paused:
+            return "paused";
+        case EventType::resumed:
+            return "resumed";
     }
     return "unknown";
 }

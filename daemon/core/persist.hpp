@@ -8,6 +8,9 @@
 //
 // An Archive offers:
 //   bool loading() const;
+//   int version() const;                          the state format being written or
+//                                                  read: a field added in version N is
+//                                                  walked only when version() >= N
 //   void value(const char* name, T& v)            bool, int, std::uint64_t, double,
 //                                                  std::string, Duration, std::optional
 //                                                  of those
@@ -34,8 +37,19 @@
 
 namespace pkit::core {
 
-// The version of the state file this pkitd writes and reads (`pkitd --upgrade-check`).
-inline constexpr int k_state_version = 1;
+// The version of the state file this pkitd writes, and the oldest it still reads
+// (`pkitd --upgrade-check` lists them all). Version 2 added a paused run's record.
+inline constexpr int k_state_version = 2;
+inline constexpr int k_oldest_state_version = 1;
+
+template <class Archive>
+void persist_pause(Archive& a, Service::PauseRecord& p) {
+    a.time("since", p.since);
+    a.value("since_wall", p.since_wall);
+    a.value("starting", p.starting);
+    a.value("run_timeout_left", p.run_timeout_left);
+    a.value("ready_timeout_left", p.ready_timeout_left);
+}
 
 template <class Archive>
 void StormScore::persist(Archive& a) {
@@ -121,7 +135,7 @@ void persist_schedule(Archive& a, ScheduleRecord& r) {
 
 template <class Archive>
 void Service::persist(Archive& a) {
-    a.enumeration("phase", m_phase, Phase::failed);
+    a.enumeration("phase", m_phase, Phase::paused);
     a.value("desired_up", m_desired_up);
     a.enumeration("after_stop", m_after_stop, AfterStop::shutdown);
     a.time("cancel_deadline", m_cancel_deadline);
@@ -207,6 +221,21 @@ void Service::persist(Archive& a) {
     a.object("schedule", [&](Archive& nested) { persist_schedule(nested, record); });
     if (a.loading() && has_schedule()) {
         schedule_record() = record;
+    }
+    if (a.version() >= 2) {
+        bool paused = m_pause != nullptr;
+        a.value("paused", paused);
+        if (paused) {
+            if (!m_pause) {
+                m_pause = std::make_unique<PauseRecord>();
+            }
+            a.object("pause", [&](Archive& nested) { persist_pause(nested, *m_pause); });
+        } else if (a.loading()) {
+            m_pause.reset();
+        }
+    }
+    if (a.loading() && (m_phase == Phase::paused) != (m_pause != nullptr)) {
+        a.fail("paused", "does not match the phase");
     }
 }
 

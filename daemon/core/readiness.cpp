@@ -61,6 +61,8 @@ std::optional<std::string> not_ready_reason(const Supervisor& supervisor, std::s
             return "storm_pause: " + restart_words(s, now);
         case State::failed:
             return "failed: " + stopped_words(s);
+        case State::paused:  // frozen: it answers nobody until resumed
+            return paused_words(s, now);
     }
     return std::nullopt;
 }

@@ -36,6 +36,7 @@ std::optional<std::string> restart_result(const Service& s, std::uint64_t noted)
         case State::waiting:
         case State::starting:
         case State::stopping:
+        case State::paused:  // the new run, paused by the operator: the roll waits for it
             return std::nullopt;
         case State::backoff:
         case State::storm_pause:

@@ -70,6 +70,8 @@ State Service::state() const {
             return State::done;
         case Phase::failed:
             return State::failed;
+        case Phase::paused:
+            return State::paused;
     }
     return State::stopped;
 }
@@ -135,6 +137,7 @@ void Service::want_up(Now now, Actions& out, bool fresh) {
         case Phase::restart_due:
         case Phase::starting:
         case Phase::running:
+        case Phase::paused:
             break;
     }
 }
@@ -258,6 +261,7 @@ Outcome Service::on_exit(std::uint64_t run, const ProcessExit& status, Now now, 
     if (run != m_run || m_pid == 0) {
         return outcome;  // a stale exit: that run was already replaced
     }
+    end_pause(out);  // killed while frozen: judged as the run it was
     ExitRecord exit;
     exit.code = status.code;
     exit.signal = status.signal;

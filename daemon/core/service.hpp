@@ -14,6 +14,8 @@
 //   backoff       an automatic restart decided, waiting out its delay
 //   storm_pause   the same, delayed by this service's own storm guard
 //   storm_hold    the same, held by the daemon-wide storm guard (state storm_pause)
+//   paused        a run (starting or running) whose cgroup the operator froze; its
+//                 deadlines and probes held until it is resumed (SPEC §15)
 //   stopped / done / failed   supervision ended (SPEC §5 `stopped` says why)
 //
 // Every input by phase: the phase it leaves the service in; "-": nothing changes
@@ -22,31 +24,34 @@
 // the phase `starting`: launched with no pid reported yet, and spawned (pid known).
 // tests/unit/core/test_state_grid.cpp reads this grid and drives every cell.
 //
-//   input \ phase     wait due  lnch strt canc run  stop back stpa hold stpd done fail
-//   want_up           -    -    -    -    ·    -    ·    wait wait wait wait wait wait
-//   launch            lnch lnch -    -    -    -    -    -    -    -    -    -    -
-//   spawned           -    -    run  -    stop -    -    -    -    -    -    -    -
-//   launch_failed     -    -    back -    stpd -    -    -    -    -    -    -    -
-//   exit              -    -    -    back -    back stpd -    -    -    -    -    -
-//   deadline          -    -    -    stop -    ·    ·    due  due  due  -    -    -
-//   stop              stpd stpd canc stop -    stop -    stpd stpd stpd -    -    -
-//   restart           -    -    canc stop ·    stop ·    due  due  due  wait wait wait
-//   hold_until        -    hold -    -    -    -    -    hold hold ·    -    -    -
-//   group_restart     -    -    -    stop -    stop -    -    -    -    -    -    -
-//   root_restart      wait wait canc stop ·    stop ·    wait wait wait wait wait wait
-//   replace_spec      ·    wait ·    ·    ·    ·    ·    ·    ·    ·    ·    ·    ·
-//   set_group         ·    ·    ·    ·    ·    ·    ·    ·    ·    ·    ·    ·    ·
-//   forbid_restarts   ·    ·    ·    ·    ·    ·    ·    ·    ·    ·    ·    ·    ·
-//   kill_now          -    -    -    stop -    stop ·    -    -    -    -    -    -
-//   record_output     -    ·    ·    ·    ·    ·    ·    ·    ·    ·    ·    ·    ·
-//   ready_ok          -    -    -    run  -    -    -    -    -    -    -    -    -
-//   ready_failed      -    -    -    ·    -    -    -    -    -    -    -    -    -
-//   health_ok         -    -    -    -    -    ·    -    -    -    -    -    -    -
-//   health_failed     -    -    -    -    -    stop -    -    -    -    -    -    -
-//   notify            -    -    -    run  -    ·    ·    -    -    -    -    -    -
+//   input \ phase     wait due  lnch strt canc run  stop back stpa hold stpd done fail paus
+//   want_up           -    -    -    -    ·    -    ·    wait wait wait wait wait wait -
+//   launch            lnch lnch -    -    -    -    -    -    -    -    -    -    -    -
+//   spawned           -    -    run  -    stop -    -    -    -    -    -    -    -    -
+//   launch_failed     -    -    back -    stpd -    -    -    -    -    -    -    -    -
+//   exit              -    -    -    back -    back stpd -    -    -    -    -    -    back
+//   deadline          -    -    -    stop -    ·    ·    due  due  due  -    -    -    -
+//   stop              stpd stpd canc stop -    stop -    stpd stpd stpd -    -    -    stop
+//   restart           -    -    canc stop ·    stop ·    due  due  due  wait wait wait stop
+//   hold_until        -    hold -    -    -    -    -    hold hold ·    -    -    -    -
+//   group_restart     -    -    -    stop -    stop -    -    -    -    -    -    -    stop
+//   root_restart      wait wait canc stop ·    stop ·    wait wait wait wait wait wait stop
+//   replace_spec      ·    wait ·    ·    ·    ·    ·    ·    ·    ·    ·    ·    ·    ·
+//   set_group         ·    ·    ·    ·    ·    ·    ·    ·    ·    ·    ·    ·    ·    ·
+//   forbid_restarts   ·    ·    ·    ·    ·    ·    ·    ·    ·    ·    ·    ·    ·    ·
+//   kill_now          -    -    -    stop -    stop ·    -    -    -    -    -    -    stop
+//   record_output     -    ·    ·    ·    ·    ·    ·    ·    ·    ·    ·    ·    ·    ·
+//   ready_ok          -    -    -    run  -    -    -    -    -    -    -    -    -    -
+//   ready_failed      -    -    -    ·    -    -    -    -    -    -    -    -    -    -
+//   health_ok         -    -    -    -    -    ·    -    -    -    -    -    -    -    -
+//   health_failed     -    -    -    -    -    stop -    -    -    -    -    -    -    -
+//   notify            -    -    -    run  -    ·    ·    -    -    -    -    -    -    ·
+//   pause             -    -    -    paus -    paus -    -    -    -    -    -    -    -
+//   resume            -    -    -    -    -    -    -    -    -    -    -    -    -    run
 //
 // Phases: wait waiting, due restart_due, lnch/strt starting, canc cancelled, run
-// running, stop stopping, back backoff, stpa storm_pause, hold storm_hold, stpd stopped.
+// running, stop stopping, back backoff, stpa storm_pause, hold storm_hold, stpd stopped,
+// paus paused.
 // The grid's cells are those of a plain service (no [ready]: `spawned` makes it
 // running; a failed run restarts after a backoff); the notes give the other outcomes.
 //
@@ -92,7 +97,20 @@
 //                  `failures` in a row: Emit liveness_kill, → stop
 //   notify         (sd_notify, READY=1 and STATUS=) STATUS kept; READY=1 in strt with
 //                  ready.notify: as ready_ok; EXTEND_TIMEOUT_USEC: [ready_timeout]
-//                  later; WATCHDOG=1 in run: [watchdog] again, healthy
+//                  later; WATCHDOG=1 in run: [watchdog] again, healthy. Paused: STATUS
+//                  kept, READY=1 makes the run ready (it resumes running), EXTEND_TIMEOUT_USEC
+//                  sets what is left of [ready_timeout]; WATCHDOG=1 waits for the resume
+//   pause          (operator; the shell has checked that cgroups are used) strt, run:
+//                  Freeze, Emit paused; what is left of [run_timeout] and [ready_timeout]
+//                  is kept and every timer disarmed, so no deadline fires and no probe
+//                  runs while frozen. Paused already: "-" (pausing is idempotent)
+//   resume         (operator) Freeze off, Emit resumed, back to strt or run: the two
+//                  deadlines get what was left of them (time frozen does not count
+//                  against a run), the probes and the watchdog a fresh period (the next
+//                  one an interval after the resume, as after a start). Not paused: "-"
+//   paused, left   a stop, restart or kill of a paused run thaws it first (Freeze off,
+//                  then the stop signal, which the run can then act on); an exit (a
+//                  kill from outside) thaws the cgroup and is judged as in run
 //
 // start_first (SPEC §14, `[restart] order`): an operator restart or a reload of a ready
 // run launches the new run beside it instead of stopping it (begin_replacement). The
@@ -208,6 +226,11 @@ public:
     void on_probe_result(std::uint64_t run, ProbePurpose purpose, bool ok, Now now, Actions& out);
     // An sd_notify datagram from run `run` (the shell has checked the sender).
     void on_notify(std::uint64_t run, const NotifyMessage& message, Now now, Actions& out);
+    // The operator freezes the current run (SPEC §15; service_pause.cpp). Only what
+    // can_pause() allows; anything else (paused already included) does nothing.
+    void pause(Now now, Actions& out);
+    // The operator thaws a paused run; does nothing unless paused.
+    void resume(Now now, Actions& out);
 
     // --- A scheduled job (SPEC §12; service_schedule.cpp) ----------------------------
     // Outside the grid: these act only on a job with `schedule`. Between episodes the
@@ -258,6 +281,25 @@ public:
                schedule().succeeded;
     }
     std::optional<TimePoint> next_deadline() const;
+    // A run exists that pause() would freeze (or has frozen): starting with its pid
+    // known, running, or paused; and no start_first replacement under way (both runs
+    // share the service's cgroup).
+    bool can_pause() const {
+        return ((m_phase == Phase::starting && m_pid != 0) || m_phase == Phase::running ||
+                m_phase == Phase::paused) &&
+               m_draining.empty();
+    }
+    bool paused() const { return m_phase == Phase::paused; }
+    // While paused: when the pause began (monotonic and wall), and what is left of
+    // the run's deadlines, which resume() re-arms with it.
+    struct PauseRecord {
+        TimePoint since{};
+        double since_wall = 0.0;
+        bool starting = false;  // paused while starting: resumed into starting
+        std::optional<Duration> run_timeout_left;
+        std::optional<Duration> ready_timeout_left;
+    };
+    const PauseRecord* pause_record() const { return m_pause.get(); }
     // Liveness: nullopt without a [health] probe.
     std::optional<HealthStatus> health() const {
         return m_spec.health->enabled() ? std::optional(m_health) : std::nullopt;
@@ -311,7 +353,8 @@ private:
         storm_hold,
         stopped,
         done,
-        failed
+        failed,
+        paused,  // last: the state file's numbers of the phases before it stay
     };
     // Deadlines by kind; each is armed only in the phases that dispatch it (on_time).
     enum class Timer {
@@ -329,6 +372,9 @@ private:
     OptionalTime& timer(Timer t) { return m_timers[static_cast<std::size_t>(t)]; }
     // Disarms `t` and returns true when it was due at `now`.
     bool fire(Timer t, Now now);
+    // Leaves the paused phase for the one it was paused in, the cgroup thawed (Freeze
+    // off), before a stop, a kill or an exit is handled as in that phase.
+    void end_pause(Actions& out);
 
     void emit(Actions& out, Event event) const;
     Event event(EventType type, Now now) const;
@@ -420,6 +466,8 @@ private:
     };
     std::vector<DrainingRun> m_draining;
     std::unique_ptr<Replacement> m_replacement;  // the latest start_first restart's
+    // Set exactly while paused: most services are never paused.
+    std::unique_ptr<PauseRecord> m_pause;
     // A scheduled job's record, made when it is first armed: most services have none.
     std::unique_ptr<ScheduleRecord> m_schedule;
     ScheduleRecord& schedule_record() {

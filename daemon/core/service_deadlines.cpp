@@ -60,7 +60,8 @@ void Service::on_time(Now now, Actions& out) {
         case Phase::stopped:
         case Phase::done:
         case Phase::failed:
-            break;  // no deadline is armed
+        case Phase::paused:  // held until the resume
+            break;           // no deadline is armed
     }
 }
 
@@ -165,6 +166,20 @@ void Service::on_notify(std::uint64_t run, const NotifyMessage& message, Now now
     }
     if (message.status) {
         m_notify_status = message.status;
+    }
+    if (m_phase == Phase::paused) {
+        // Sent before the freeze, read after it: kept for the resume.
+        PauseRecord& p = *m_pause;
+        if (message.extend_timeout_usec && p.starting && p.ready_timeout_left) {
+            p.ready_timeout_left = std::chrono::microseconds(*message.extend_timeout_usec);
+        }
+        if (message.ready && p.starting && !m_ready && m_spec.ready->notify) {
+            m_ready = true;
+            p.starting = false;  // resumed running, its liveness from then on
+            p.ready_timeout_left.reset();
+            emit(out, event(EventType::ready, now));
+        }
+        return;
     }
     if (message.extend_timeout_usec && m_phase == Phase::starting && due(Timer::ready_timeout)) {
         timer(Timer::ready_timeout) =

@@ -26,6 +26,7 @@ void Service::begin_stop(Now now, Actions& out, KilledBy by, std::optional<TimeP
     if (m_pid == 0) {
         return;
     }
+    end_pause(out);  // thawed first: a frozen run could not act on its stop signal
     if (m_phase != Phase::stopping) {
         m_killing = by;
         m_phase = Phase::stopping;
@@ -73,6 +74,7 @@ void Service::stop(Now now, Actions& out, AfterStop after, std::optional<TimePoi
             break;
         case Phase::running:
         case Phase::stopping:
+        case Phase::paused:
             begin_stop(now, out, KilledBy::operator_, deadline);
             break;
         case Phase::waiting:
@@ -153,6 +155,7 @@ void Service::kill_now(Actions& out) {
     if (m_pid == 0) {
         return;
     }
+    end_pause(out);  // SIGKILL ends a frozen process too; the thaw is for the next run
     if (m_phase != Phase::stopping) {
         // The shutdown deadline came before this run was asked to stop: pkitd ends it,
         // so its exit is no crash (SPEC §3) and it is not restarted.

@@ -433,6 +433,19 @@ void Supervisor::restart_service(std::size_t service, Now now) {
     settle(now);
 }
 
+void Supervisor::pause_service(std::size_t service, Now now) {
+    if (m_shutting_down) {
+        return;
+    }
+    touch(service).pause(now, m_actions);
+    settle(now);
+}
+
+void Supervisor::resume_service(std::size_t service, Now now) {
+    touch(service).resume(now, m_actions);
+    settle(now);
+}
+
 void Supervisor::restart_one(std::size_t service, Now now) {
     Service& s = touch(service);
     if (!s.begin_replacement(now, m_actions)) {

@@ -62,6 +62,11 @@ public:
     // a ready new run, or ends the roll when that run fails. Returns the roll's id for
     // roll(); rolls are kept for pkitd's life, one small record each.
     std::size_t restart_rolling(std::vector<std::size_t> services, Now now);
+    // SPEC §15: freezes or thaws a service's run (Service::pause, resume; the shell has
+    // checked that cgroups are used and that the service can_pause()). A pause while
+    // shutting down does nothing: the stop is on its way.
+    void pause_service(std::size_t service, Now now);
+    void resume_service(std::size_t service, Now now);
     const Roll& roll(std::size_t id) const { return m_rolls[id]; }
     // Graceful shutdown (SPEC §7): dependents first, independent services concurrently.
     // `status` is pkitd's exit status once everything has stopped.

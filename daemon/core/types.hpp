@@ -64,6 +64,7 @@ enum class State {
     done,
     failed,
     scheduled,  // SPEC §12: a job between episodes, armed for its next tick
+    paused,     // SPEC §15: its run's cgroup frozen by the operator (pause)
 };
 
 // Why supervision of a service ended (SPEC §5 `stopped`).
@@ -131,7 +132,9 @@ enum class EventType {
     group_failed,
     escalated,
     reload,
-    missed,  // a scheduled job's tick came while an episode ran
+    missed,   // a scheduled job's tick came while an episode ran
+    paused,   // the operator froze the run (SPEC §15)
+    resumed,  // the operator thawed it
 };
 
 // One lifecycle event: pkitd's log line and the `events` stream are both made from it.
@@ -196,13 +199,22 @@ struct EmitAction {
     Event event;
 };
 
+// Freeze (`frozen`) or thaw the cgroup of `service`'s run `run` (SPEC §15: pause and
+// resume; cgroup.freeze). The core asks for a thaw whenever a paused run is stopped,
+// killed or has exited, so a cgroup is never left frozen under the next run.
+struct FreezeAction {
+    std::size_t service;
+    std::uint64_t run;
+    bool frozen;
+};
+
 // Everything is stopped after a shutdown or an escalation: the daemon exits.
 struct ExitAction {
     int status;
 };
 
 using Action = std::variant<SpawnAction, SignalAction, CleanupGroupAction, ProbeAction, EmitAction,
-                            ExitAction>;
+                            ExitAction, FreezeAction>;
 
 std::string_view to_string(State);
 std::string_view to_string(StopReason);

@@ -300,6 +300,7 @@ void Daemon::execute(const core::Action& action) {
         void operator()(const core::ProbeAction& a) const { d.run_probe(a); }
         void operator()(const core::EmitAction& a) const { d.emit(a.event); }
         void operator()(const core::ExitAction& a) const { d.finish(a.status); }
+        void operator()(const core::FreezeAction& a) const { d.freeze_action(a); }
     };
     std::visit(Executor{*this}, action);
 }

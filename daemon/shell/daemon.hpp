@@ -256,6 +256,8 @@ private:
     void on_cgroup_empty(std::size_t service, pid_t pid, int wait_status);
     // A SignalAction, reaching the run's whole cgroup where it must.
     void signal_action(const core::SignalAction& action);
+    // A FreezeAction: cgroup.freeze of the service's cgroup (SPEC §15 pause, resume).
+    void freeze_action(const core::FreezeAction& action);
     void close_cgroups();
     // The reload steps (daemon_reload.cpp): a read for `waiting`, and its result applied.
     void start_reload(std::vector<ReloadDone> waiting);

@@ -5,6 +5,8 @@
 #include <signal.h>
 #include <unistd.h>
 
+#include <cstring>
+
 #include "daemon/shell/cgroup/cgroup_limits.hpp"
 #include "daemon/shell/control/health_view.hpp"
 #include "daemon/shell/daemon.hpp"
@@ -134,6 +136,22 @@ void Daemon::signal_action(const core::SignalAction& a) {
         stop_signal(a.pid, a.signal, a.group);
     } else {
         signal_run(a.pid, a.signal, a.group);
+    }
+}
+
+void Daemon::freeze_action(const core::FreezeAction& a) {
+    const std::string& name = m_supervisor.service(a.service).name();
+    if (!m_cgroup_tree) {
+        // pause is refused without cgroups; a thaw of a run that was never frozen (a
+        // state handed over by a pkitd that had them) has nothing to undo.
+        if (a.frozen) {
+            log("warning", name + ": cannot pause: pkitd uses no cgroups");
+        }
+        return;
+    }
+    if (auto written = m_cgroup_tree->freeze(name, a.frozen); !written) {
+        log("warning", name + ": cannot " + (a.frozen ? "freeze" : "thaw") + " " +
+                           m_cgroup_tree->dir(name) + ": " + std::strerror(written.error()));
     }
 }
 

@@ -7,7 +7,7 @@
 # names after `signal NAME`. Without an answer from pkitd, names are not completed.
 
 _pkitctl_signals="HUP INT QUIT KILL USR1 USR2 TERM CONT STOP TSTP TTIN TTOU WINCH ALRM PIPE ABRT"
-_pkitctl_event_types="started ready exited restarting storm_pause liveness_kill health stopped gave_up restarts_exhausted group_failed escalated reload missed"
+_pkitctl_event_types="started ready exited restarting storm_pause liveness_kill health stopped gave_up restarts_exhausted group_failed escalated reload missed paused resumed"
 
 # The service names pkitd knows, one a line.
 _pkitctl_services() {
@@ -46,7 +46,7 @@ _pkitctl() {
         cur=${cur#*=}
     fi
 
-    local commands="status top show health start stop restart wait signal logs events explain reload scale shutdown check upgrade"
+    local commands="status top show health start stop restart pause resume wait signal logs events explain reload scale shutdown check upgrade"
     local global_opts="--socket --json --timeout --color --help --version"
 
     # The options that take a value.
@@ -59,7 +59,7 @@ _pkitctl() {
             return
             ;;
         --state)
-            mapfile -t COMPREPLY < <(compgen -W "waiting starting running stopping backoff storm_pause stopped done failed scheduled" -- "$cur")
+            mapfile -t COMPREPLY < <(compgen -W "waiting starting running stopping backoff storm_pause stopped done failed scheduled paused" -- "$cur")
             return
             ;;
         --color)
@@ -124,7 +124,7 @@ _pkitctl() {
     case $command in
         status) opts="--tree --resources --state" ;;
         top) opts="--interval" ;;
-        start) opts="--all" ;;
+        start | pause | resume) opts="--all" ;;
         stop | restart) opts="--all --no-block" ;;
         wait) opts="--all --for --within" ;;
         signal) opts="--group" ;;
@@ -146,7 +146,7 @@ _pkitctl() {
     fi
 
     case $command in
-        status | show | start | stop | restart | wait | explain | logs)
+        status | show | start | stop | restart | pause | resume | wait | explain | logs)
             mapfile -t COMPREPLY < <(compgen -W "$(_pkitctl_services)" -- "$cur")
             ;;
         signal)

@@ -82,6 +82,8 @@ complete -c pkitctl -n "not __pkitctl_command" -a health -d "pkitd's own readine
 complete -c pkitctl -n "not __pkitctl_command" -a start -d 'start stopped services'
 complete -c pkitctl -n "not __pkitctl_command" -a stop -d 'stop services'
 complete -c pkitctl -n "not __pkitctl_command" -a restart -d 'restart services with fresh runs'
+complete -c pkitctl -n "not __pkitctl_command" -a pause -d "freeze services' runs (cgroups)"
+complete -c pkitctl -n "not __pkitctl_command" -a resume -d 'thaw paused services'
 complete -c pkitctl -n "not __pkitctl_command" -a wait -d 'block until services are ready, done or stopped'
 complete -c pkitctl -n "not __pkitctl_command" -a signal -d 'send a signal to services'
 complete -c pkitctl -n "not __pkitctl_command" -a logs -d "show services' captured output"
@@ -102,7 +104,7 @@ complete -c pkitctl -l help -d 'show help'
 complete -c pkitctl -l version -d 'show the version'
 
 # Service names.
-complete -c pkitctl -n "__pkitctl_using status show start stop restart wait explain logs signal" \
+complete -c pkitctl -n "__pkitctl_using status show start stop restart pause resume wait explain logs signal" \
     -a "(__pkitctl_services)"
 complete -c pkitctl -n "__pkitctl_using signal; and __pkitctl_signal_after_name" \
     -a "SIG{HUP,INT,QUIT,KILL,USR1,USR2,TERM,CONT,STOP,TSTP,TTIN,TTOU,WINCH,ALRM,PIPE,ABRT} HUP INT QUIT KILL USR1 USR2 TERM CONT STOP TSTP TTIN TTOU WINCH ALRM PIPE ABRT"
@@ -111,10 +113,10 @@ complete -c pkitctl -n "__pkitctl_using signal; and __pkitctl_signal_after_name"
 complete -c pkitctl -n "__pkitctl_using status" -l tree -d 'the supervision tree'
 complete -c pkitctl -n "__pkitctl_using status" -l resources -d 'processes, CPU and memory'
 complete -c pkitctl -n "__pkitctl_using status" -l state -x \
-    -a 'waiting starting running stopping backoff storm_pause stopped done failed scheduled' \
+    -a 'waiting starting running stopping backoff storm_pause stopped done failed scheduled paused' \
     -d 'only services in these states'
 complete -c pkitctl -n "__pkitctl_using top" -l interval -x -d 'how often to refresh'
-complete -c pkitctl -n "__pkitctl_using start stop restart wait" -l all -d 'every service'
+complete -c pkitctl -n "__pkitctl_using start stop restart pause resume wait" -l all -d 'every service'
 complete -c pkitctl -n "__pkitctl_using stop restart" -l no-block -d 'return at once'
 complete -c pkitctl -n "__pkitctl_using wait" -l for -x -a 'ready done stopped' -d 'the condition'
 complete -c pkitctl -n "__pkitctl_using wait" -l within -x -d 'a duration'
@@ -128,6 +130,6 @@ complete -c pkitctl -n "__pkitctl_using logs" -l since -x -d 'a duration'
 complete -c pkitctl -n "__pkitctl_using events" -l service -x -a "(__pkitctl_services)" \
     -d "only this service's events"
 complete -c pkitctl -n "__pkitctl_using events" -l type -x -d 'only events of this type' \
-    -a 'started ready exited restarting storm_pause liveness_kill health stopped gave_up restarts_exhausted group_failed escalated reload missed'
+    -a 'started ready exited restarting storm_pause liveness_kill health stopped gave_up restarts_exhausted group_failed escalated reload missed paused resumed'
 complete -c pkitctl -n "__pkitctl_using check" -a "(__fish_complete_directories)"
 complete -c pkitctl -n "__pkitctl_using upgrade" -l binary -r -F -d 'the new pkitd'

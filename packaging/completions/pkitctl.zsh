@@ -46,6 +46,8 @@ _pkitctl() {
         "start:start stopped services"
         "stop:stop services"
         "restart:restart services with fresh runs"
+        "pause:freeze services' runs (cgroups)"
+        "resume:thaw paused services"
         "wait:block until services are ready, done or stopped"
         "signal:send a signal to services"
         "logs:show services' captured output"
@@ -67,7 +69,8 @@ _pkitctl() {
     )
     signals=(HUP INT QUIT KILL USR1 USR2 TERM CONT STOP TSTP TTIN TTOU WINCH ALRM PIPE ABRT)
     event_types=(started ready exited restarting storm_pause liveness_kill health stopped
-                 gave_up restarts_exhausted group_failed escalated reload missed)
+                 gave_up restarts_exhausted group_failed escalated reload missed
+                 paused resumed)
 
     # "--option=value": complete the value after the "=".
     if [[ $cur == --*=* ]]; then
@@ -80,7 +83,7 @@ _pkitctl() {
         --socket) _files; return ;;
         --timeout|-n|--lines|--within|--since|--interval) return 1 ;;
         --state) compadd -- waiting starting running stopping backoff storm_pause stopped done \
-                     failed scheduled; return ;;
+                     failed scheduled paused; return ;;
         --color) compadd -- auto always never; return ;;
         --for) compadd -- ready done stopped; return ;;
         --stream) compadd -- stdout stderr; return ;;
@@ -121,7 +124,7 @@ _pkitctl() {
                       "--resources:add processes, CPU and memory"
                       "--state:only services in these states") ;;
         top) opts=("--interval:how often to refresh") ;;
-        start) opts=("--all:every service") ;;
+        start|pause|resume) opts=("--all:every service") ;;
         stop|restart) opts=("--all:every service" "--no-block:return at once") ;;
         wait) opts=("--all:every service" "--for:ready, done or stopped"
                     "--within:give up after this long") ;;
@@ -142,7 +145,7 @@ _pkitctl() {
         return
     fi
     case $command in
-        status|show|start|stop|restart|wait|explain|logs)
+        status|show|start|stop|restart|pause|resume|wait|explain|logs)
             _pkitctl_services
             compadd -- $reply
             ;;

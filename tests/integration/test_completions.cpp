@@ -154,6 +154,12 @@ TEST_CASE("completions: bash, zsh and fish offer a live service, signals, comman
         CHECK(offers(bash_complete({ctl, "logs", "--"}), "--follow"));
         CHECK(offers(bash_complete({ctl, "t"}), "top"));
         CHECK(offers(bash_complete({ctl, "status", "--"}), "--state"));
+        CHECK(offers(bash_complete({ctl, "pa"}), "pause"));
+        CHECK(offers(bash_complete({ctl, "re"}), "resume"));
+        CHECK(offers(bash_complete({ctl, "--socket", pkitd.socket(), "pause", "web"}), "webapp"));
+        CHECK(offers(bash_complete({ctl, "resume", "--"}), "--all"));
+        CHECK(offers(bash_complete({ctl, "status", "--state", "pa"}), "paused"));
+        CHECK(offers(bash_complete({ctl, "events", "--type", "res"}), "resumed"));
     }
     SUBCASE("zsh") {
         if (program_path("zsh").empty()) {
@@ -180,6 +186,10 @@ TEST_CASE("completions: bash, zsh and fish offer a live service, signals, comman
         CHECK(
             zsh_output(dir, {ctl, "logs", "--"}).find("--since\t--since          -- only lines") !=
             std::string::npos);
+        CHECK(offers(commands, "pause"));
+        CHECK(offers(commands, "resume"));
+        CHECK(offers(zsh_complete(dir, {ctl, "--socket", pkitd.socket(), "resume", ""}), "webapp"));
+        CHECK(offers(zsh_complete(dir, {ctl, "status", "--state", ""}), "paused"));
     }
     SUBCASE("fish") {
         if (program_path("fish").empty()) {
@@ -202,6 +212,10 @@ TEST_CASE("completions: bash, zsh and fish offer a live service, signals, comman
         auto fors = fish_complete(ctl + " wait --for ");
         std::sort(fors.begin(), fors.end());
         CHECK(fors == std::vector<std::string>{"done", "ready", "stopped"});
+        CHECK(offers(commands, "pause"));
+        CHECK(offers(commands, "resume"));
+        CHECK(offers(fish_complete(ctl + " --socket " + pkitd.socket() + " pause "), "webapp"));
+        CHECK(offers(fish_complete(ctl + " status --state "), "paused"));
     }
     CHECK(pkitd.stop() == 0);
 }

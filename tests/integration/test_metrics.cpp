@@ -99,13 +99,14 @@ TEST_CASE(
     CHECK(sample(m, "pkit_service_processes{service=\"api\",group=\"backend\"}") == 1);
     CHECK(sample(m, "pkit_service_resident_memory_bytes{service=\"api\",group=\"backend\"}") > 0);
     CHECK(std::regex_search(m, std::regex("pkit_build_info\\{version=\"[^\"]+\"\\} 1\n")));
-    // A state series a state: ten, with `scheduled`.
+    // A state series a state: eleven, with `scheduled` and `paused`.
     std::size_t states = 0;
     for (std::size_t at = 0;
          (at = m.find("pkit_service_state{service=\"loop\"", at)) != std::string::npos; ++at) {
         ++states;
     }
-    CHECK(states == 10);
+    CHECK(states == 11);
+    CHECK(m.find("pkit_service_state{service=\"loop\",state=\"paused\"} 0") != std::string::npos);
     CHECK(pkitd.stop() == 0);
 }
 

@@ -177,10 +177,14 @@ std::expected<std::unique_ptr<CgroupTree>, std::string> CgroupTree::open(std::st
                 continue;
             }
             tree->m_made.push_back(name);
-            if (!adopt && tree->populated(name).value_or(false)) {
+            if (adopt) {
+                continue;
+            }
+            if (tree->populated(name).value_or(false)) {
                 tree->kill(name);
                 tree->m_leftovers.push_back(name);
             }
+            (void)tree->freeze(name, false);
         }
         ::closedir(listing);
     }
@@ -261,6 +265,19 @@ std::optional<std::uint64_t> CgroupTree::memory_current(std::string_view name) c
 
 std::vector<pid_t> CgroupTree::procs(std::string_view name) const {
     return parse_pids(read_small_file(dir(name) + "/cgroup.procs").value_or(""));
+}
+
+std::expected<void, int> CgroupTree::freeze(std::string_view name, bool frozen) const {
+    return write_file(dir(name) + "/cgroup.freeze", frozen ? "1" : "0");
+}
+
+std::optional<bool> CgroupTree::frozen(std::string_view name) const {
+    auto events = read_small_file(dir(name) + "/cgroup.events");
+    if (!events) {
+        return std::nullopt;
+    }
+    auto value = parse_keyed(*events, "frozen");
+    return value ? std::optional<bool>(*value != 0) : std::nullopt;
 }
 
 void CgroupTree::remove_all() {

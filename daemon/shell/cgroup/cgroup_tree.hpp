@@ -26,7 +26,9 @@ public:
     // Takes `root` over: creates ROOT/_pkitd and moves process `self` into it (0: moves
     // nothing, for tests), enables ROOT's available controllers for its children, and
     // kills what a previous pkitd's services left in ROOT's other children (kept, to be
-    // reused), unless `adopt` (after an upgrade in place they are this pkitd's runs).
+    // reused, and thawed: a run paused when that pkitd died would leave its cgroup
+    // frozen under the next run), unless `adopt` (after an upgrade in place they are
+    // this pkitd's runs, paused ones included).
     // Fails with the reason.
     static std::expected<std::unique_ptr<CgroupTree>, std::string> open(std::string root,
                                                                         pid_t self,
@@ -59,6 +61,13 @@ public:
     std::optional<std::uint64_t> memory_current(std::string_view name) const;
     // The processes in ROOT/NAME (cgroup.procs).
     std::vector<pid_t> procs(std::string_view name) const;
+    // Freezes (`frozen`) or thaws ROOT/NAME (cgroup.freeze, SPEC §15 pause). The write
+    // returns at once; the kernel then freezes every process and says so in
+    // cgroup.events (`frozen 1`). Returns the errno on failure.
+    std::expected<void, int> freeze(std::string_view name, bool frozen) const;
+    // Whether every process of ROOT/NAME is frozen (cgroup.events `frozen`); nullopt when
+    // unreadable.
+    std::optional<bool> frozen(std::string_view name) const;
 
     // Removes the cgroups it made (they must be empty), gives the controllers back,
     // moves pkitd back into ROOT and removes ROOT/_pkitd. Idempotent.

@@ -44,6 +44,9 @@ bool RunCgroups::hold(std::size_t service, const std::string& name, pid_t pid, i
     if (!m_tree.populated(name).value_or(false)) {
         return false;
     }
+    // A run paused when its main process was killed: what is left is frozen, and could
+    // act on its stop signal only once thawed.
+    (void)m_tree.freeze(name, false);
     if (signo != SIGKILL) {
         if (stop_class_signal(signo)) {
             m_tree.signal(name, SIGCONT);

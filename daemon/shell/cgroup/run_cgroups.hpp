@@ -39,7 +39,8 @@ public:
     std::expected<std::string, std::string> prepare(std::size_t service, const std::string& name);
 
     // Run `pid` of `service` (cgroup `name`) exited with `wait_status`. When its cgroup
-    // still holds processes the exit is held: they get `signo` (and SIGCONT), the cgroup
+    // still holds processes the exit is held: they are thawed (a paused run's) and get
+    // `signo` (and SIGCONT), the cgroup
     // is killed at `kill_at`, and Emptied delivers the exit once it is empty. Returns
     // whether it was held.
     bool hold(std::size_t service, const std::string& name, pid_t pid, int wait_status, int signo,

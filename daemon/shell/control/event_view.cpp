@@ -69,6 +69,8 @@ proto::json event_json(const core::Event& event) {
             e.status = event.reason;
             break;
         case core::EventType::ready:
+        case core::EventType::paused:
+        case core::EventType::resumed:
             e.run = event.run;
             break;
         case core::EventType::liveness_kill:
@@ -243,6 +245,12 @@ std::string event_text(const core::Event& event, const EndFacts* facts) {
             return "reloaded: " + event.reason;
         case core::EventType::missed:
             return who + ": tick missed: " + event.reason;
+        case core::EventType::paused:
+            return who + ": paused by the operator (" + run + ", pid " + std::to_string(event.pid) +
+                   " frozen)";
+        case core::EventType::resumed:
+            return who + ": resumed (" + run + ")" +
+                   (event.reason.empty() ? "" : " " + event.reason);
     }
     return who + ": event";
 }

@@ -227,6 +227,10 @@ void RequestHandler::on_request(ConnectionId connection, proto::Request request)
         case Command::scale:
             handle_scale(connection, request);
             return;
+        case Command::pause:
+        case Command::resume:
+            handle_pause(connection, request);
+            return;
         case Command::upgrade:
             m_daemon.upgrade(request.binary, [this, connection, id = request.id](
                                                  const DaemonPort::UpgradeResult& result) {

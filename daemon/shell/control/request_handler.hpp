@@ -79,6 +79,8 @@ private:
     void handle_signal(ConnectionId connection, const proto::Request& request);
     void handle_reload(ConnectionId connection, const proto::Request& request);
     void handle_scale(ConnectionId connection, const proto::Request& request);
+    // pause and resume (SPEC §15; request_handler_pause.cpp).
+    void handle_pause(ConnectionId connection, const proto::Request& request);
     // Answers the pending stop/restart replies whose runs have ended; keeps the others.
     void check_pending();
     // request_handler_stream.cpp: takes `connection` on as a subscriber (`service` as

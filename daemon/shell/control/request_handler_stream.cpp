@@ -31,6 +31,8 @@ bool follows_event(core::EventType type) {
         case core::EventType::escalated:
         case core::EventType::reload:
         case core::EventType::missed:
+        case core::EventType::paused:
+        case core::EventType::resumed:
             return false;
     }
     return false;

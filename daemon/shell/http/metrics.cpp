@@ -12,7 +12,7 @@ namespace {
 constexpr std::array k_states{
     core::State::waiting, core::State::starting,    core::State::running, core::State::stopping,
     core::State::backoff, core::State::storm_pause, core::State::stopped, core::State::done,
-    core::State::failed,  core::State::scheduled};
+    core::State::failed,  core::State::scheduled,   core::State::paused};
 
 // The shortest text that reads back as the same double ("3", "1764578012.25").
 void append_number(std::string& out, double value) {

@@ -119,9 +119,9 @@ namespace pkit::shell {
 
 std::string status_summary(const core::Supervisor& supervisor) {
     using core::State;
-    constexpr std::array k_states{State::running,     State::backoff,  State::failed,
-                                  State::waiting,     State::starting, State::stopping,
-                                  State::storm_pause, State::stopped,  State::done};
+    constexpr std::array k_states{
+        State::running,  State::backoff,     State::failed,  State::waiting, State::starting,
+        State::stopping, State::storm_pause, State::stopped, State::done,    State::paused};
     std::array<std::size_t, k_states.size()> counts{};
     for (std::size_t i = 0; i < supervisor.size(); ++i) {
         if (supervisor.retired(i)) {

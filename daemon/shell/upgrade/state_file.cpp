@@ -27,6 +27,7 @@ class Writer {
 public:
     Writer(json& out, core::TimePoint at) : m_out(out), m_at(at) {}
     bool loading() const { return false; }
+    int version() const { return core::k_state_version; }
     void fail(const char*, const char*) {}
 
     template <class T>
@@ -100,9 +101,11 @@ private:
 // the path to its field, and every later read is skipped.
 class Reader {
 public:
-    Reader(const json& in, core::TimePoint at, std::string path, std::string& error)
-        : m_in(in), m_at(at), m_path(std::move(path)), m_error(error) {}
+    Reader(const json& in, core::TimePoint at, std::string path, std::string& error,
+           int version = core::k_state_version)
+        : m_in(in), m_at(at), m_path(std::move(path)), m_error(error), m_version(version) {}
     bool loading() const { return true; }
+    int version() const { return m_version; }
     void fail(const char* name, const char* why) {
         if (m_error.empty()) {
             m_error = m_path + name + ": " + why;
@@ -182,7 +185,7 @@ public:
                 fail(name, "a line is not an object");
                 return;
             }
-            Reader r(e, m_at, m_path + name + ".", m_error);
+            Reader r(e, m_at, m_path + name + ".", m_error, m_version);
             core::TailLine line;
             r.enumeration("stream", line.stream, core::Stream::stderr_);
             r.value("at", line.at);
@@ -203,7 +206,7 @@ public:
             fail(name, "not an object");
             return;
         }
-        Reader r(*j, m_at, m_path + name + ".", m_error);
+        Reader r(*j, m_at, m_path + name + ".", m_error, m_version);
         walk(r);
     }
     template <class NameOf, class Walk>
@@ -223,7 +226,7 @@ public:
                 fail(name, ("has no entry for " + key).c_str());
                 return;
             }
-            Reader r(*it, m_at, m_path + name + "." + key + ".", m_error);
+            Reader r(*it, m_at, m_path + name + "." + key + ".", m_error, m_version);
             walk(i, r);
         }
         if (m_error.empty() && j->size() != count) {
@@ -306,6 +309,7 @@ private:
     core::TimePoint m_at;
     std::string m_path;
     std::string& m_error;
+    int m_version;
 };
 
 // Reads each object of the list `name` of `doc` with `read`, until the first error.
@@ -384,8 +388,10 @@ std::expected<DaemonFacts, std::string> read_facts(const json& doc) {
         return std::unexpected("not a pkit state file");
     }
     top.value("version", version);
-    if (error.empty() && version != core::k_state_version) {
+    if (error.empty() &&
+        (version < core::k_oldest_state_version || version > core::k_state_version)) {
         return std::unexpected("state version " + std::to_string(version) + ", this pkitd reads " +
+                               std::to_string(core::k_oldest_state_version) + " to " +
                                std::to_string(core::k_state_version));
     }
     DaemonFacts facts;
@@ -418,20 +424,23 @@ std::expected<DaemonFacts, std::string> read_facts(const json& doc) {
         }
         facts.leftovers.push_back(l);
     });
-    each_entry(doc, "scaled", error, [&](Reader& r) {
-        ScaledFact f;
-        r.value("file", f.file);
-        r.value("file_count", f.file_count);
-        r.value("count", f.count);
-        if (f.file.empty() || f.file.find('@') != std::string::npos) {
-            r.fail("file", "not a service file's name");
-        } else if (f.file_count < 1 || f.file_count > k_max_scale) {
-            r.fail("file_count", "out of range");
-        } else if (f.count < 1 || f.count > k_max_scale) {
-            r.fail("count", "out of range");
-        }
-        facts.scaled.push_back(std::move(f));
-    });
+    // Counts that `scale` set came with state version 2; a version 1 state has none.
+    if (version >= 2) {
+        each_entry(doc, "scaled", error, [&](Reader& r) {
+            ScaledFact f;
+            r.value("file", f.file);
+            r.value("file_count", f.file_count);
+            r.value("count", f.count);
+            if (f.file.empty() || f.file.find('@') != std::string::npos) {
+                r.fail("file", "not a service file's name");
+            } else if (f.file_count < 1 || f.file_count > k_max_scale) {
+                r.fail("file_count", "out of range");
+            } else if (f.count < 1 || f.count > k_max_scale) {
+                r.fail("count", "out of range");
+            }
+            facts.scaled.push_back(std::move(f));
+        });
+    }
     if (!error.empty()) {
         return std::unexpected(error);
     }
@@ -458,7 +467,9 @@ std::expected<void, std::string> apply_state(const json& doc, core::Supervisor& 
     std::string error;
     Reader top(doc, core::TimePoint{}, "", error);
     std::int64_t saved_ns = 0;
+    int version = 0;
     top.value("saved_at", saved_ns);
+    top.value("version", version);  // read_facts has checked it
     // The monotonic clock goes on across the exec: the hand-over's moment is exact. One
     // that lies ahead of now cannot be, and the resume's moment stands in for it.
     core::TimePoint saved = core::TimePoint{} + std::chrono::nanoseconds(saved_ns);
@@ -470,7 +481,7 @@ std::expected<void, std::string> apply_state(const json& doc, core::Supervisor& 
         error = "core: not an object";
     }
     if (error.empty()) {
-        Reader reader(*it, saved, "core.", error);
+        Reader reader(*it, saved, "core.", error, version);
         supervisor.persist(reader);
     }
     if (!error.empty()) {

@@ -55,6 +55,9 @@ std::string describe(const Event& e) {
         case EventType::storm_pause:
             text += " for " + ms_text(e.delay);
             break;
+        case EventType::resumed:
+            text += " (" + e.reason + ")";
+            break;
         default:
             break;
     }
@@ -76,6 +79,10 @@ std::string describe(const Action& action) {
     }
     if (const auto* a = std::get_if<EmitAction>(&action)) {
         return describe(a->event);
+    }
+    if (const auto* a = std::get_if<FreezeAction>(&action)) {
+        return std::string(a->frozen ? "freeze " : "thaw ") + std::to_string(a->service) + " r" +
+               std::to_string(a->run);
     }
     if (const auto* a = std::get_if<ProbeAction>(&action)) {
         return "probe " + std::to_string(a->service) + " r" + std::to_string(a->run) +

@@ -63,7 +63,7 @@ config::ServiceSpec spec_for(const std::string& phase) {
     if (phase == "strt") {
         s.ready.edit().notify = true;
         s.ready.edit().timeout = 10s;
-    } else if (phase == "run") {
+    } else if (phase == "run" || phase == "paus") {
         s.health.edit().kind = config::ProbeKind::exec;
         s.health.edit().argv = {"/bin/true"};
         s.health.edit().interval = 1s;
@@ -88,6 +88,9 @@ void bring(Driver& d, const std::string& phase) {
         }
     } else if (phase == "strt" || phase == "run") {
         d.start(at(0));
+    } else if (phase == "paus") {
+        d.start(at(0));
+        d.svc.pause(at(0.5), d.out);
     } else if (phase == "stop" || phase == "stpd") {
         d.start(at(0));
         d.svc.stop(at(0.5), d.out, AfterStop::stay_stopped, std::nullopt);
@@ -151,6 +154,7 @@ bool shows(const Service& s, const std::string& phase) {
     static const std::map<std::string, State> plain = {
         {"run", State::running},  {"stop", State::stopping}, {"back", State::backoff},
         {"stpd", State::stopped}, {"done", State::done},     {"fail", State::failed},
+        {"paus", State::paused},
     };
     auto it = plain.find(phase);
     REQUIRE_MESSAGE(it != plain.end(), "unknown phase " << phase);
@@ -228,6 +232,8 @@ const std::map<std::string, Input>& inputs() {
              message.status = "serving";
              d.svc.on_notify(run, message, at(2), d.out);
          }},
+        {"pause", [](Driver& d, std::uint64_t) { d.svc.pause(at(2), d.out); }},
+        {"resume", [](Driver& d, std::uint64_t) { d.svc.resume(at(2), d.out); }},
     };
     return all;
 }
@@ -239,7 +245,7 @@ const std::vector<std::string> k_run_inputs = {"spawned",       "launch_failed",
 
 TEST_CASE("state grid: the grid in service.hpp lists every phase and every input") {
     Grid grid = read_grid();
-    CHECK(grid.phases.size() == 13);
+    CHECK(grid.phases.size() == 14);
     std::vector<std::string> listed;
     for (const auto& [input, cells] : grid.rows) {
         CAPTURE(input);

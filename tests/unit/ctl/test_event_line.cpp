@@ -73,7 +73,7 @@ TEST_CASE("event words: each type says what happened with the fields that carry 
           "escalated: group backend");
     CHECK(event_words(event("reload", {{"service", nullptr}})) == "reload");
     // A type this pkitctl does not know: its name and its non-null fields.
-    CHECK(event_words(event("paused", {{"for", 3}, {"why", nullptr}})) == "paused for=3");
+    CHECK(event_words(event("frozen", {{"for", 3}, {"why", nullptr}})) == "frozen for=3");
 }
 
 TEST_CASE("event lines: no type renders a null, each starts with the local time") {
@@ -126,4 +126,14 @@ TEST_CASE("event filter: --service NAME matches its instances NAME@I, and NAME@I
     CHECK(one.matches(event("started", {{"service", "web@2"}})));
     CHECK_FALSE(one.matches(event("started", {{"service", "web@1"}})));
     CHECK_FALSE(one.matches(event("started")));
+}
+
+TEST_CASE("event words: paused and resumed say who froze the run and for how long") {
+    CHECK(event_words(event("paused", {{"run", 3}, {"reason", nullptr}})) ==
+          "paused by the operator (run 3)");
+    CHECK(event_words(event("resumed", {{"run", 3}, {"reason", "after 12s paused"}})) ==
+          "resumed: after 12s paused (run 3)");
+    const auto& types = event_types();
+    CHECK(std::find(types.begin(), types.end(), "paused") != types.end());
+    CHECK(std::find(types.begin(), types.end(), "resumed") != types.end());
 }

@@ -151,3 +151,16 @@ TEST_CASE("show view: backoff, failed and a done oneshot say how long and why") 
     CHECK(state_words(waiting, 100.0) == "waiting");
     CHECK(last_exit_words(waiting) == "none yet");
 }
+
+TEST_CASE("show view: a paused service does not claim its uptime as the pause's length") {
+    json paused = base_status("paused");
+    paused["pid"] = 42;
+    paused["run"] = 2;
+    paused["uptime"] = 300.0;
+    CHECK(state_words(paused, 100.0) == "paused");
+    ShowReplies replies{paused,
+                        {{"text", "paused by the operator since 00:01:40 UTC (5s ago): run 2."},
+                         {"facts", json::object()}},
+                        {{"lines", json::array()}, {"run", 2}, {"truncated", false}}};
+    CHECK(render_show(replies, 100.0, true).starts_with("web: \x1b[36mpaused\x1b[0m\n"));
+}

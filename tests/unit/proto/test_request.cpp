@@ -219,3 +219,26 @@ TEST_CASE("wait parses its condition and within, and refuses bad ones") {
         CHECK(*back == request);
     }
 }
+
+TEST_CASE("pause and resume take services or all, and round-trip") {
+    auto pause = parse_request(R"({"cmd":"pause","services":["web","api@2"]})");
+    REQUIRE(pause.has_value());
+    CHECK(pause->cmd == Command::pause);
+    CHECK(pause->services == std::vector<std::string>{"web", "api@2"});
+    auto resume = parse_request(R"({"cmd":"resume","all":true})");
+    REQUIRE(resume.has_value());
+    CHECK(resume->cmd == Command::resume);
+    CHECK(resume->all);
+    CHECK(parse_error(R"({"cmd":"pause"})").message.find("\"services\"") != std::string::npos);
+    CHECK(parse_error(R"({"cmd":"resume","services":[]})").code == ErrorCode::bad_request);
+    for (const Request& request : {Request{.id = 1, .cmd = Command::pause, .services = {"a"}},
+                                   Request{.id = 2, .cmd = Command::resume, .all = true}}) {
+        auto line = pkit::proto::request_line(request);
+        auto parsed = parse_request(std::string_view(line).substr(0, line.size() - 1));
+        REQUIRE(parsed.has_value());
+        CHECK(*parsed == request);
+    }
+    CHECK(to_string(ErrorCode::unsupported) == "unsupported");
+    CHECK(to_string(ErrorCode::not_running) == "not_running");
+    CHECK(pkit::proto::error_code_from_string("not_running") == ErrorCode::not_running);
+}

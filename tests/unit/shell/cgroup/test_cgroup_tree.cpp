@@ -94,4 +94,30 @@ TEST_CASE("cpu usage is read from cpu.stat") {
     CHECK_FALSE((*tree)->cpu_usage_usec("api").has_value());
 }
 
+TEST_CASE("freeze writes cgroup.freeze, frozen reads cgroup.events; leftovers are thawed") {
+    TempDir root;
+    fake_cgroup(root, "web", "1");
+    root.write("web/cgroup.freeze", "1\n");  // a killed pkitd left it paused
+    fake_cgroup(root, "kept", "1");
+    root.write("kept/cgroup.freeze", "1\n");
+    {
+        auto adopted = CgroupTree::open(root.path(), 0, true);  // an upgrade: kept as it is
+        REQUIRE(adopted);
+        CHECK(slurp(root.path() + "/kept/cgroup.freeze") == "1\n");
+    }
+    auto tree = CgroupTree::open(root.path(), 0);
+    REQUIRE(tree);
+    // cgroupfs takes each write whole; a plain file keeps what the write did not cover.
+    CHECK(slurp(root.path() + "/web/cgroup.freeze").starts_with("0"));
+    REQUIRE((*tree)->freeze("web", true));
+    CHECK(slurp(root.path() + "/web/cgroup.freeze").starts_with("1"));
+    CHECK((*tree)->frozen("web") == false);  // the fake kernel has not frozen it
+    root.write("web/cgroup.events", "populated 1\nfrozen 1\n");
+    CHECK((*tree)->frozen("web") == true);
+    REQUIRE((*tree)->freeze("web", false));
+    CHECK(slurp(root.path() + "/web/cgroup.freeze").starts_with("0"));
+    CHECK_FALSE((*tree)->freeze("nothing", true));
+    CHECK_FALSE((*tree)->frozen("nothing").has_value());
+}
+
 }  // namespace pkit::shell::test

@@ -160,6 +160,66 @@ TEST_CASE("the counts scale set apply where the file's own count is still theirs
     CHECK(down.services[0].name == "worker@1");
 }
 
+// One service with a run timeout of 10 s, its run paused at 2 s.
+core::Supervisor paused_at_two() {
+    config::ServiceSpec api = spec("api");
+    api.timeout = std::chrono::seconds(10);
+    core::Supervisor sup = supervisor({api});
+    sup.start(at(0));
+    sup.on_spawned(0, 1, 100, at(0));
+    sup.pause_service(0, at(2));
+    sup.take_actions();
+    return sup;
+}
+
+TEST_CASE("a paused run is handed over paused, with what was left of its deadlines") {
+    core::Supervisor before = paused_at_two();
+    json doc = write_state(before, facts(), mono(5));
+    CHECK(doc["version"] == 2);
+    CHECK(doc["core"]["services"]["api"]["paused"] == true);
+    core::Supervisor after = [] {
+        config::ServiceSpec api = spec("api");
+        api.timeout = std::chrono::seconds(10);
+        return supervisor({api});
+    }();
+    REQUIRE(apply_state(json::parse(doc.dump()), after, mono(5.2)).has_value());
+    after.resumed(at(5.2));
+    const core::Service& api = after.service(0);
+    CHECK(api.state() == core::State::paused);
+    CHECK(api.pid() == 100);
+    REQUIRE(api.pause_record() != nullptr);
+    CHECK(api.pause_record()->since == mono(2));
+    CHECK(api.pause_record()->run_timeout_left == core::Duration(std::chrono::seconds(8)));
+    CHECK_FALSE(after.next_deadline().has_value());
+    CHECK(write_state(after, facts(), mono(5)) == doc);
+    after.resume_service(0, at(20));
+    CHECK(after.service(0).state() == core::State::running);
+    CHECK(after.next_deadline() == mono(28));
+}
+
+TEST_CASE("a state of version 1, from a pkitd before pause, is read") {
+    core::Supervisor before = four_states();
+    json doc = write_state(before, facts(), mono(5));
+    doc["version"] = 1;
+    for (auto& [name, service] : doc["core"]["services"].items()) {
+        service.erase("paused");
+    }
+    doc.erase("scaled");  // version 2 added the counts `scale` set too
+    auto read = read_facts(json::parse(doc.dump()));
+    REQUIRE_MESSAGE(read.has_value(), read.error());
+    CHECK(read->scaled.empty());
+    core::Supervisor after = fresh();
+    REQUIRE(apply_state(json::parse(doc.dump()), after, mono(5.2)).has_value());
+    CHECK(after.service(0).state() == core::State::running);
+    CHECK(after.service(1).state() == core::State::backoff);
+    // A version 2 state must have the field.
+    doc["version"] = 2;
+    core::Supervisor strict = fresh();
+    auto refused = apply_state(doc, strict, mono(5.2));
+    REQUIRE_FALSE(refused.has_value());
+    CHECK(refused.error() == "core.services.api.paused: missing");
+}
+
 TEST_CASE("the reader refuses what it cannot trust, naming the field") {
     core::Supervisor sup = four_states();
     const json good = write_state(sup, facts(), mono(5));
@@ -170,8 +230,11 @@ TEST_CASE("the reader refuses what it cannot trust, naming the field") {
         return r.error();
     };
     json doc = good;
-    doc["version"] = 2;
-    CHECK(refused(doc) == "state version 2, this pkitd reads 1");
+    doc["version"] = 3;
+    CHECK(refused(doc) == "state version 3, this pkitd reads 1 to 2");
+    doc = good;
+    doc["core"]["services"]["db"]["phase"] = 12;  // paused, without its record
+    CHECK(refused(doc) == "core.services.db.paused: does not match the phase");
     doc = good;
     doc["format"] = "something else";
     CHECK(refused(doc) == "not a pkit state file");
