@@ -202,7 +202,9 @@ TEST_CASE("an upgrade to a binary that fails its check changes nothing") {
     CHECK(pkitd.stop() == 0);
 }
 
-TEST_CASE("an upgrade is refused while the configuration on disk differs, a roll is under way or pkitd shuts down") {
+TEST_CASE(
+    "an upgrade is refused while the configuration on disk differs, a roll is under way or pkitd "
+    "shuts down") {
     TempDir dir;
     dir.service("web", runner_toml());
     dir.service("slow", sh_command("exec sleep 1000") +
@@ -237,17 +239,18 @@ TEST_CASE("an upgrade is refused while the configuration on disk differs, a roll
     wait_status(roller, "r1", state_is("running"), 10s, "r1 is ready");
     wait_status(roller, "r2", state_is("running"), 10s, "r2 is ready");
     fs::remove(ready_flag);
-    roller.send_raw("{\"id\":7,\"cmd\":\"restart\",\"services\":[\"r1\",\"r2\"],"
-                    "\"rolling\":true}\n");
+    roller.send_raw(
+        "{\"id\":7,\"cmd\":\"restart\",\"services\":[\"r1\",\"r2\"],"
+        "\"rolling\":true}\n");
     Client watcher = pkitd.client();
     wait_status(
         watcher, "r1", [](const json& s) { return s["run"] == 2 && s["state"] == "starting"; }, 15s,
         "r1's new run waits to be ready");
     CommandResult rolling = upgrade(pkitd);
     CHECK(rolling.exit_code == 1);
-    CHECK_MESSAGE(rolling.err.find("a rolling restart is in progress (1 of 2: r1)") !=
-                      std::string::npos,
-                  rolling.all());
+    CHECK_MESSAGE(
+        rolling.err.find("a rolling restart is in progress (1 of 2: r1)") != std::string::npos,
+        rolling.all());
     CHECK(status(watcher, "r2")["run"] == 1);
     write_file(ready_flag, "");
     std::optional<json> rolled = roller.read_json(Clock::now() + 20s);
@@ -360,7 +363,8 @@ TEST_CASE("an upgrade keeps a scheduled job's count of missed ticks and its grid
     CHECK(pkitd.stop() == 0);
 }
 
-TEST_CASE("an upgrade carries a storm pause, a ready deadline, a health streak and closes logs -f") {
+TEST_CASE(
+    "an upgrade carries a storm pause, a ready deadline, a health streak and closes logs -f") {
     TempDir dir;
     // The first crash trips the storm guard: the restart waits 6 s, not 50 ms.
     dir.service("paused", sh_command("echo crashing; exit 1") + restart_table("on_crash", "50ms") +
@@ -370,13 +374,15 @@ TEST_CASE("an upgrade carries a storm pause, a ready deadline, a health streak a
                             "[ready]\nexec = [\"false\"]\ninterval = \"100ms\"\n"
                             "timeout = \"5s\"\n");
     // Every liveness probe fails; the streak never reaches `failures` here.
-    dir.service("sick", sh_command("echo sick; exec sleep 1000") + restart_table("on_crash", "100ms") +
+    dir.service("sick", sh_command("echo sick; exec sleep 1000") +
+                            restart_table("on_crash", "100ms") +
                             "[health]\nexec = [\"false\"]\ninterval = \"200ms\"\n"
                             "failures = 100000\n");
     Daemon pkitd(dir);
     pkitd.wait_ready();
     Client client = pkitd.client();
-    const json paused = wait_status(client, "paused", state_is("storm_pause"), 10s, "a storm pause");
+    const json paused =
+        wait_status(client, "paused", state_is("storm_pause"), 10s, "a storm pause");
     CHECK(paused["storm_pauses"] == 1);
     const json sick = wait_status(
         client, "sick",
@@ -426,6 +432,12 @@ TEST_CASE("an upgrade carries a storm pause, a ready deadline, a health streak a
     }
     CHECK(now == before_cmp);
 
+    // paused's 6 s began at its crash, 2.5 s or more ago: a pause made afresh at the
+    // resume would have 6 s left.
+    const json paused_left = status(after, "paused")["next_restart_in"];
+    REQUIRE(paused_left.is_number());
+    CHECK(paused_left.get<double>() < 5.0);
+
     // slow's deadline fires when it would have: 5 s after its start.
     json slow_after = wait_status(
         after, "slow", [](const json& s) { return s["last_exit"].is_object(); }, 15s,
@@ -442,17 +454,15 @@ TEST_CASE("an upgrade carries a storm pause, a ready deadline, a health streak a
     json paused_after = wait_status(after, "paused", run_at_least(2), 15s, "paused restarts");
     CHECK(paused_after["started_at"].get<double>() - paused_exit_at >= 5.9);
     paused_after = wait_status(
-        after, "paused",
-        [](const json& s) { return s["state"] == "storm_pause" && s["run"] == 2; }, 10s,
-        "paused pauses again");
+        after, "paused", [](const json& s) { return s["state"] == "storm_pause" && s["run"] == 2; },
+        10s, "paused pauses again");
     CHECK(paused_after["storm_pauses"] == 2);
     CHECK(paused_after["restarts"] == 1);
 
     // The streak goes on growing over the same run.
     wait_status(
-        after, "sick",
-        [&](const json& s) { return s["health"].value("failures", 0) > streak + 2; }, 10s,
-        "sick's streak grows on");
+        after, "sick", [&](const json& s) { return s["health"].value("failures", 0) > streak + 2; },
+        10s, "sick's streak grows on");
     CHECK(status(after, "sick")["run"] == 1);
     CHECK(pkitd.stop() == 0);
 }
