@@ -384,6 +384,7 @@ TEST_CASE(
     const json paused =
         wait_status(client, "paused", state_is("storm_pause"), 10s, "a storm pause");
     CHECK(paused["storm_pauses"] == 1);
+    CHECK(paused["restarts"] == 1);  // counted when decided
     const json sick = wait_status(
         client, "sick",
         [](const json& s) {
@@ -457,7 +458,7 @@ TEST_CASE(
         after, "paused", [](const json& s) { return s["state"] == "storm_pause" && s["run"] == 2; },
         10s, "paused pauses again");
     CHECK(paused_after["storm_pauses"] == 2);
-    CHECK(paused_after["restarts"] == 1);
+    CHECK(paused_after["restarts"] == 2);
 
     // The streak goes on growing over the same run.
     wait_status(
