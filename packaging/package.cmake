@@ -3,12 +3,13 @@
 #   make deb        # = cmake --build BUILD --target package_deb
 #
 # gives BUILD/pkit_<version>_<arch>.deb: stripped binaries, the man pages (compressed),
-# bash completion, the systemd unit (neither enabled nor started: there are no
-# maintainer scripts), the example tree under /usr/share/doc/pkit/, and Depends
-# computed by dpkg-shlibdeps from the binaries' shared libraries.
+# bash completion, the systemd unit (neither enabled nor started), the example tree
+# under /usr/share/doc/pkit/, Depends computed by dpkg-shlibdeps from the binaries'
+# shared libraries, and one maintainer script: the postinst (packaging/deb/postinst),
+# which upgrades a pkitd answering on the default socket in place (SPEC §16).
 set(CPACK_GENERATOR DEB)
 set(CPACK_PACKAGE_NAME pkit)
-set(CPACK_PACKAGE_VERSION ${PROJECT_VERSION})
+set(CPACK_PACKAGE_VERSION ${PKIT_VERSION})
 set(CPACK_PACKAGE_VENDOR "the pkit developers")
 set(CPACK_PACKAGE_CONTACT "pkit developers <pkit@example.org>")
 set(CPACK_PACKAGE_DESCRIPTION_SUMMARY "process supervisor for containers and small hosts")
@@ -19,6 +20,9 @@ set(CPACK_DEBIAN_FILE_NAME DEB-DEFAULT)  # pkit_<version>_<arch>.deb
 set(CPACK_DEBIAN_PACKAGE_SECTION admin)
 set(CPACK_DEBIAN_PACKAGE_PRIORITY optional)
 set(CPACK_DEBIAN_PACKAGE_SHLIBDEPS ON)
+# The postinst, mode 0755 whatever the checkout's (CPack would keep the file's own).
+set(CPACK_DEBIAN_PACKAGE_CONTROL_EXTRA ${PROJECT_SOURCE_DIR}/packaging/deb/postinst)
+set(CPACK_DEBIAN_PACKAGE_CONTROL_STRICT_PERMISSION ON)
 set(CPACK_DEBIAN_PACKAGE_HOMEPAGE "https://example.org/pkit")
 # The extended description, under the summary as the synopsis; CPack indents each line
 # and writes the empty line as " ." (Debian policy 5.6.13).

@@ -155,6 +155,11 @@ void Service::persist(Archive& a) {
     m_last_run = std::max(last_run, m_run);
     int pid = m_pid;
     a.value("pid", pid);
+    // 0 is no run; a run's pid is a child's, never 1 (kill(-1) would reach every process).
+    if (a.loading() && (pid < 0 || pid == 1)) {
+        a.fail("pid", "not a run's process");
+        pid = 0;
+    }
     m_pid = pid;
     a.value("ready", m_ready);
     a.enumeration("killing", m_killing, KilledBy::operator_);

@@ -31,6 +31,22 @@ std::optional<std::string> Supervisor::busy_for_upgrade() const {
             return "group " + group.spec.name + " is restarting its members";
         }
     }
+    // A roll's client waits for its end, and that connection is closed at the exec:
+    // refused rather than carried, as a group's restart is (the state holds no roll).
+    for (const Roll& roll : m_rolls) {
+        if (!roll.done) {
+            std::string busy = "a rolling restart is in progress (";
+            busy += std::to_string(roll.next);
+            busy += " of ";
+            busy += std::to_string(roll.services.size());
+            if (roll.next > 0) {
+                busy += ": ";
+                busy += m_services[roll.services[roll.next - 1]]->name();
+            }
+            busy += ")";
+            return busy;
+        }
+    }
     for (std::size_t i = 0; i < m_services.size(); ++i) {
         if (!m_retired[i] && m_services[i]->launch_in_flight()) {
             return m_services[i]->name() + " is being launched";

@@ -202,11 +202,21 @@ TEST_CASE("an upgrade to a binary that fails its check changes nothing") {
     CHECK(pkitd.stop() == 0);
 }
 
-TEST_CASE("an upgrade is refused while the configuration on disk differs or pkitd shuts down") {
+TEST_CASE(
+    "an upgrade is refused while the configuration on disk differs, a roll is under way or pkitd "
+    "shuts down") {
     TempDir dir;
     dir.service("web", runner_toml());
     dir.service("slow", sh_command("exec sleep 1000") +
                             "[stop]\nsignal = \"SIGWINCH\"\ntimeout = \"30s\"\n");
+    // Ready only while DIR/ready exists.
+    const std::string ready_flag = dir.file("ready");
+    write_file(ready_flag, "");
+    for (const char* name : {"r1", "r2"}) {
+        dir.service(name, runner_toml(name[1] == '1' ? "1001" : "1002") +
+                              "[ready]\nexec = [\"test\", \"-f\", " + toml_str(ready_flag) +
+                              "]\ninterval = \"100ms\"\ntimeout = \"60s\"\n");
+    }
     Daemon pkitd(dir);
     pkitd.wait_ready();
     Client client = pkitd.client();
@@ -222,6 +232,33 @@ TEST_CASE("an upgrade is refused while the configuration on disk differs or pkit
     wait_running(client, "web", 2);
     CommandResult reloaded = upgrade(pkitd);
     CHECK_MESSAGE(reloaded.exit_code == 0, reloaded.all() << pkitd.log());
+
+    // A rolling restart's client waits for its end on a connection the exec would
+    // close: refused until the roll is through.
+    Client roller = pkitd.client();
+    wait_status(roller, "r1", state_is("running"), 10s, "r1 is ready");
+    wait_status(roller, "r2", state_is("running"), 10s, "r2 is ready");
+    fs::remove(ready_flag);
+    roller.send_raw(
+        "{\"id\":7,\"cmd\":\"restart\",\"services\":[\"r1\",\"r2\"],"
+        "\"rolling\":true}\n");
+    Client watcher = pkitd.client();
+    wait_status(
+        watcher, "r1", [](const json& s) { return s["run"] == 2 && s["state"] == "starting"; }, 15s,
+        "r1's new run waits to be ready");
+    CommandResult rolling = upgrade(pkitd);
+    CHECK(rolling.exit_code == 1);
+    CHECK_MESSAGE(
+        rolling.err.find("a rolling restart is in progress (1 of 2: r1)") != std::string::npos,
+        rolling.all());
+    CHECK(status(watcher, "r2")["run"] == 1);
+    write_file(ready_flag, "");
+    std::optional<json> rolled = roller.read_json(Clock::now() + 20s);
+    REQUIRE(rolled.has_value());
+    CHECK_MESSAGE((*rolled)["ok"] == true, rolled->dump());
+    CHECK(status(watcher, "r2")["run"] == 2);
+    CommandResult after_roll = upgrade(pkitd);
+    CHECK_MESSAGE(after_roll.exit_code == 0, after_roll.all() << pkitd.log());
 
     Client again = pkitd.client();
     again.command("shutdown");
@@ -323,5 +360,110 @@ TEST_CASE("an upgrade keeps a scheduled job's count of missed ticks and its grid
             return s["schedule"].value("missed", 0) > carried.value("missed", 0);
         },
         10s, "ticks are still counted after the upgrade");
+    CHECK(pkitd.stop() == 0);
+}
+
+TEST_CASE(
+    "an upgrade carries a storm pause, a ready deadline, a health streak and closes logs -f") {
+    TempDir dir;
+    // The first crash trips the storm guard: the restart waits 6 s, not 50 ms.
+    dir.service("paused", sh_command("echo crashing; exit 1") + restart_table("on_crash", "50ms") +
+                              "[storm]\nthreshold = 1.0\npause = \"6s\"\n");
+    // Never ready: stopped as a crash 5 s after its start.
+    dir.service("slow", sh_command("exec sleep 1000") + restart_table("on_crash", "100ms") +
+                            "[ready]\nexec = [\"false\"]\ninterval = \"100ms\"\n"
+                            "timeout = \"5s\"\n");
+    // Every liveness probe fails; the streak never reaches `failures` here.
+    dir.service("sick", sh_command("echo sick; exec sleep 1000") +
+                            restart_table("on_crash", "100ms") +
+                            "[health]\nexec = [\"false\"]\ninterval = \"200ms\"\n"
+                            "failures = 100000\n");
+    Daemon pkitd(dir);
+    pkitd.wait_ready();
+    Client client = pkitd.client();
+    const json paused =
+        wait_status(client, "paused", state_is("storm_pause"), 10s, "a storm pause");
+    CHECK(paused["storm_pauses"] == 1);
+    CHECK(paused["restarts"] == 1);  // counted when decided
+    const json sick = wait_status(
+        client, "sick",
+        [](const json& s) {
+            return s["health"].is_object() && s["health"]["status"] == "unhealthy" &&
+                   s["health"].value("failures", 0) >= 3;
+        },
+        10s, "sick has a streak of failed probes");
+    // 2.5 s of slow's 5 s ready timeout have passed: a deadline made afresh at the
+    // resume would stop it 7.5 s after its start or later.
+    const json slow = wait_status(client, "slow", state_is("starting"), 10s, "slow is starting");
+    const double slow_started = slow["started_at"].get<double>();
+    wait_for(
+        [&] {
+            return std::chrono::duration<double>(
+                       std::chrono::system_clock::now().time_since_epoch())
+                       .count() >= slow_started + 2.5;
+        },
+        10s, "half of slow's ready timeout has passed");
+    const double paused_exit_at = last_exit(paused)["at"].get<double>();
+    const json before = steady_status(client);
+    const int streak = status(client, "sick")["health"]["failures"].get<int>();
+    (void)sick;
+    // A `logs -f` client sees the tail, then is closed at the exec.
+    Client follower = pkitd.client();
+    REQUIRE(follower.request({{"cmd", "logs"}, {"service", "sick"}, {"follow", true}})["ok"] ==
+            true);
+
+    CommandResult done = upgrade(pkitd);
+    REQUIRE_MESSAGE(done.exit_code == 0, done.all() << pkitd.log());
+    while (follower.read_line(Clock::now() + 10s)) {
+    }
+    CHECK(follower.eof());
+
+    Client after = pkitd.client();
+    // Equal apart from what the clock moves, and the streak, which only grows.
+    json now = steady_status(after);
+    const json sick_after = status(after, "sick");
+    REQUIRE(sick_after["health"].is_object());
+    CHECK(sick_after["health"]["status"] == "unhealthy");
+    CHECK(sick_after["health"]["failures"].get<int>() >= streak);
+    json before_cmp = before;
+    for (json* side : {&now, &before_cmp}) {
+        for (json& s : *side) {
+            s.erase("health");
+        }
+    }
+    CHECK(now == before_cmp);
+
+    // paused's 6 s began at its crash, 2.5 s or more ago: a pause made afresh at the
+    // resume would have 6 s left.
+    const json paused_left = status(after, "paused")["next_restart_in"];
+    REQUIRE(paused_left.is_number());
+    CHECK(paused_left.get<double>() < 5.0);
+
+    // slow's deadline fires when it would have: 5 s after its start.
+    json slow_after = wait_status(
+        after, "slow", [](const json& s) { return s["last_exit"].is_object(); }, 15s,
+        "slow misses its ready timeout");
+    CHECK(last_exit(slow_after)["killed_by"] == "ready_timeout");
+    const double slow_lived = last_exit(slow_after)["duration"].get<double>();
+    CHECK(slow_lived >= 4.9);
+    CHECK(slow_lived < 7.0);
+    // ...and its restart counts on from the carried counters.
+    slow_after = wait_status(after, "slow", run_at_least(2), 10s, "slow restarts");
+    CHECK(slow_after["restarts"] == 1);
+
+    // paused restarts 6 s after its crash, then crashes and pauses once more: its second.
+    json paused_after = wait_status(after, "paused", run_at_least(2), 15s, "paused restarts");
+    CHECK(paused_after["started_at"].get<double>() - paused_exit_at >= 5.9);
+    paused_after = wait_status(
+        after, "paused", [](const json& s) { return s["state"] == "storm_pause" && s["run"] == 2; },
+        10s, "paused pauses again");
+    CHECK(paused_after["storm_pauses"] == 2);
+    CHECK(paused_after["restarts"] == 2);
+
+    // The streak goes on growing over the same run.
+    wait_status(
+        after, "sick", [&](const json& s) { return s["health"].value("failures", 0) > streak + 2; },
+        10s, "sick's streak grows on");
+    CHECK(status(after, "sick")["run"] == 1);
     CHECK(pkitd.stop() == 0);
 }

@@ -133,7 +133,7 @@ public:
     }
     void time(const char* name, core::TimePoint& t) {
         std::int64_t ns = 0;
-        if (const json* j = field(name); j && decode(name, *j, ns)) {
+        if (const json* j = field(name); j && decode(name, *j, ns) && moment(name, ns)) {
             t = m_at + std::chrono::nanoseconds(ns);
         }
     }
@@ -145,6 +145,9 @@ public:
     void time(const char* name, std::optional<core::TimePoint>& t) {
         std::optional<std::int64_t> ns;
         value(name, ns);
+        if (ns && m_error.empty()) {
+            moment(name, *ns);
+        }
         if (m_error.empty()) {
             t = ns ? std::optional(m_at + std::chrono::nanoseconds(*ns)) : std::nullopt;
         }
@@ -168,7 +171,7 @@ public:
         ts.clear();
         for (const json& e : *j) {
             std::int64_t ns = 0;
-            if (!decode(name, e, ns)) {
+            if (!decode(name, e, ns) || !moment(name, ns)) {
                 return;
             }
             ts.push_back(m_at + std::chrono::nanoseconds(ns));
@@ -235,6 +238,17 @@ public:
     }
 
 private:
+    // A moment is written relative to the hand-over; one more than 2^62 ns (146 years)
+    // away is no deadline pkitd sets, and the sum with the hand-over's moment could
+    // overflow.
+    bool moment(const char* name, std::int64_t ns) {
+        constexpr std::int64_t k_far = std::int64_t{1} << 62;
+        if (ns > k_far || ns < -k_far) {
+            fail(name, "out of range");
+            return false;
+        }
+        return true;
+    }
     const json* field(const char* name) {
         if (!m_error.empty()) {
             return nullptr;

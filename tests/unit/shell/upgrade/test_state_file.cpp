@@ -3,6 +3,8 @@
 
 #include <doctest/doctest.h>
 
+#include <limits>
+
 #include "daemon/core/persist.hpp"
 #include "daemon/shell/upgrade/state_file.hpp"
 #include "tests/unit/core/fake.hpp"
@@ -250,6 +252,19 @@ TEST_CASE("the reader refuses what it cannot trust, naming the field") {
     doc = good;
     doc["core"]["services"]["db"]["pid"] = 1LL << 40;
     CHECK(refused(doc) == "core.services.db.pid: out of range");
+    // kill(-1) would reach every process; a negative pid is no process at all.
+    for (long long pid : {1LL, -5LL}) {
+        doc = good;
+        doc["core"]["services"]["db"]["pid"] = pid;
+        CHECK(refused(doc) == "core.services.db.pid: not a run's process");
+    }
+    // A moment so far off that adding the hand-over's moment would overflow.
+    doc = good;
+    doc["core"]["services"]["db"]["kill"] = std::numeric_limits<std::int64_t>::max();
+    CHECK(refused(doc) == "core.services.db.kill: out of range");
+    doc = good;
+    doc["core"]["root_window"]["times"] = json::array({std::numeric_limits<std::int64_t>::min()});
+    CHECK(refused(doc) == "core.root_window.times: out of range");
     doc = good;
     doc["core"]["services"]["ghost"] = good["core"]["services"]["api"];
     CHECK(refused(doc) == "core.services: names an entry the configuration does not have");
