@@ -35,7 +35,8 @@
 namespace pkit::core {
 
 // The version of the state file this pkitd writes and reads (`pkitd --upgrade-check`).
-inline constexpr int k_state_version = 1;
+// 2: an exit's oom_killed and a service's oom_kills (SPEC §15).
+inline constexpr int k_state_version = 2;
 
 template <class Archive>
 void StormScore::persist(Archive& a) {
@@ -77,6 +78,7 @@ void persist_exit(Archive& a, ExitRecord& e) {
     a.value("duration", e.duration);
     a.value("at", e.at);
     a.value("timed_out", e.timed_out);
+    a.value("oom_killed", e.oom_killed);
     a.enumeration("killed_by", e.killed_by, KilledBy::operator_);
 }
 
@@ -155,6 +157,7 @@ void Service::persist(Archive& a) {
     a.value("no_restarts", m_no_restarts);
     a.value("storm_pauses", m_storm_pauses);
     a.value("liveness_kills", m_liveness_kills);
+    a.value("oom_kills", m_oom_kills);
     std::optional<int> stopped;
     if (m_stopped) {
         stopped = static_cast<int>(*m_stopped);
