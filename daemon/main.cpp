@@ -19,6 +19,7 @@
 
 #include "config/loader.hpp"
 #include "daemon/core/persist.hpp"
+#include "daemon/shell/cgroup/cgroup_limits.hpp"
 #include "daemon/shell/daemon.hpp"
 #include "daemon/shell/upgrade/state_file.hpp"
 #include "proto/socket_path.hpp"
@@ -187,6 +188,10 @@ int run(const Options& options, pkit::shell::SystemdEnvironment systemd) {
         return 2;
     }
     if (options.check) {
+        // [resources] keys this pkitd would not apply here (SPEC §15): warnings only.
+        for (const auto& warning : pkit::shell::limit_warnings(*tree, "/proc/self")) {
+            std::cerr << warning.to_string() << '\n';
+        }
         std::cout << "configuration OK: " << tree->services.size() << " services in " << dir
                   << '\n';
         return 0;

@@ -356,6 +356,13 @@ json write_state(core::Supervisor& supervisor, const DaemonFacts& facts, core::T
         leftovers.push_back({{"pgid", l.pgid}, {"kill_in", l.kill_in_ns}, {"killed", l.killed}});
     }
     doc["leftovers"] = std::move(leftovers);
+    json cgroup_runs = json::array();
+    for (const CgroupRunFact& c : facts.cgroup_runs) {
+        cgroup_runs.push_back({{"service", c.service},
+                               {"usage_usec", c.usage_usec ? json(*c.usage_usec) : json()},
+                               {"oom_kill", c.oom_kill ? json(*c.oom_kill) : json()}});
+    }
+    doc["cgroup_runs"] = std::move(cgroup_runs);
     json core_part = json::object();
     Writer writer(core_part, now);
     supervisor.persist(writer);
@@ -409,6 +416,13 @@ std::expected<DaemonFacts, std::string> read_facts(const json& doc) {
             r.fail("pgid", "not a process group");
         }
         facts.leftovers.push_back(l);
+    });
+    each_entry(doc, "cgroup_runs", error, [&](Reader& r) {
+        CgroupRunFact c;
+        r.value("service", c.service);
+        r.value("usage_usec", c.usage_usec);
+        r.value("oom_kill", c.oom_kill);
+        facts.cgroup_runs.push_back(std::move(c));
     });
     if (!error.empty()) {
         return std::unexpected(error);

@@ -15,7 +15,7 @@ using nlohmann::json;
 
 // Four services in four states at t = 5 s: `api` running with two output lines, `db`
 // in backoff after a failed launch, `job` stopped by the operator after a crash, and
-// `web` failed for good (no restarts allowed).
+// `web` failed for good (no restarts allowed) after an OOM kill.
 core::Supervisor four_states() {
     config::ServiceSpec api = spec("api");
     config::ServiceSpec db = spec("db");
@@ -33,7 +33,9 @@ core::Supervisor four_states() {
     CHECK(sup.on_exit(102, exited(3), at(1)));
     sup.stop_service(2, at(2));
     sup.on_spawned(3, 1, 103, at(0.1));
-    CHECK(sup.on_exit(103, exited(1), at(2)));
+    core::ProcessExit oom = exited(1);
+    oom.oom_killed = true;  // a process of web's run was OOM-killed (SPEC §15)
+    CHECK(sup.on_exit(103, oom, at(2)));
     sup.take_actions();
     return sup;
 }
@@ -53,6 +55,7 @@ DaemonFacts facts() {
     f.started_ns = -5'000'000'000;
     f.orphans_reaped = 7;
     f.fds = {{"control", 3, "", 0, "", ""}, {"stdout", 9, "api", 1, "half a li", ""}};
+    f.cgroup_runs = {{"api", 2'500'000, 3}, {"db", std::nullopt, std::nullopt}};
     return f;
 }
 
@@ -88,12 +91,16 @@ TEST_CASE("the state read back gives every service the same state, counters and 
         if (a.last_exit()) {
             CHECK(b.last_exit()->code == a.last_exit()->code);
             CHECK(b.last_exit()->duration == a.last_exit()->duration);
+            CHECK(b.last_exit()->oom_killed == a.last_exit()->oom_killed);
         }
+        CHECK(b.oom_kills() == a.oom_kills());
     }
     CHECK(after.service(0).state() == core::State::running);
     CHECK(after.service(1).state() == core::State::backoff);
     CHECK(after.service(2).state() == core::State::stopped);
     CHECK(after.service(3).state() == core::State::failed);
+    CHECK(after.service(3).oom_kills() == 1);
+    CHECK(after.service(3).last_exit()->oom_killed);
     // Written again, the restored state is the same document.
     CHECK(write_state(after, facts(), mono(5)) == doc);
     // The running run's pid is known again: its exit is a run's, not an orphan's.
@@ -121,6 +128,13 @@ TEST_CASE("the daemon's facts and kept descriptors are read back") {
     CHECK(read->fds[1].service == "api");
     CHECK(read->fds[1].fd == 9);
     CHECK(read->fds[1].pending == "half a li");
+    // What api's run read from its cgroup at its start (SPEC §15), null where nothing was.
+    REQUIRE(read->cgroup_runs.size() == 2);
+    CHECK(read->cgroup_runs[0].service == "api");
+    CHECK(read->cgroup_runs[0].usage_usec == 2'500'000U);
+    CHECK(read->cgroup_runs[0].oom_kill == 3U);
+    CHECK_FALSE(read->cgroup_runs[1].usage_usec.has_value());
+    CHECK_FALSE(read->cgroup_runs[1].oom_kill.has_value());
 }
 
 TEST_CASE("the reader refuses what it cannot trust, naming the field") {
@@ -133,8 +147,11 @@ TEST_CASE("the reader refuses what it cannot trust, naming the field") {
         return r.error();
     };
     json doc = good;
-    doc["version"] = 2;
-    CHECK(refused(doc) == "state version 2, this pkitd reads 1");
+    doc["version"] = 1;  // before oom_killed and oom_kills
+    CHECK(refused(doc) == "state version 1, this pkitd reads 2");
+    doc = good;
+    doc["core"]["services"]["web"].erase("oom_kills");
+    CHECK(refused(doc) == "core.services.web.oom_kills: missing");
     doc = good;
     doc["format"] = "something else";
     CHECK(refused(doc) == "not a pkit state file");
