@@ -176,7 +176,7 @@ TEST_CASE("an upgrade to a binary that fails its check changes nothing") {
     pkitd.wait_ready();
     Client client = pkitd.client();
     const json pid = wait_running(client, "web")["pid"];
-    write_file(dir.file("other-format"), "#!/bin/sh\necho pkitd 9.0.0\necho state-format 2\n");
+    write_file(dir.file("other-format"), "#!/bin/sh\necho pkitd 9.0.0\necho state-format 1\n");
     ::chmod(dir.file("other-format").c_str(), 0755);
     write_file(dir.file("silent"), "#!/bin/sh\nexit 0\n");
     ::chmod(dir.file("silent").c_str(), 0755);
@@ -185,7 +185,7 @@ TEST_CASE("an upgrade to a binary that fails its check changes nothing") {
         {dir.file("missing"), "No such file or directory"},
         {dir.file("not-executable"), "is not an executable file"},
         {"/bin/false", "--upgrade-check exited 1"},
-        {dir.file("other-format"), "does not read state format 1"},
+        {dir.file("other-format"), "does not read state format 2"},
         {dir.file("silent"), "did not say which pkitd it is"},
         {"relative/pkitd", "must be an absolute path"},
     };
