@@ -166,12 +166,26 @@ double bare_floor(std::size_t services) {
     return children.empty() ? NAN : mono_seconds() - begin;
 }
 
-// Waits for an event of `type` for `service` on a subscribed connection.
+// Waits for an event of `type` for `service` on a subscribed connection; when none
+// comes, says why in a note (the stream ended, or the time ran out after which line).
 bool wait_event(Client& events, const std::string& type, const std::string& service,
                 double timeout) {
     double until = mono_seconds() + timeout;
     std::string line;
-    while (mono_seconds() < until && events.read_line(line, until - mono_seconds())) {
+    std::string last = "none";
+    while (true) {
+        if (mono_seconds() >= until) {
+            print_note("no " + type + " event for " + service + " within " +
+                       std::to_string(timeout) + " s; the last line read: " + last);
+            return false;
+        }
+        if (!events.read_line(line, until - mono_seconds())) {
+            print_note(events.timed_out() ? "no " + type + " event for " + service +
+                                                " in time; the last line read: " + last
+                                          : "the events stream ended; the last line read: " + last);
+            return false;
+        }
+        last = line.substr(0, 300);
         json parsed = json::parse(line, nullptr, false);
         if (!parsed.is_object() || !parsed.contains("event")) {
             continue;
@@ -182,7 +196,6 @@ bool wait_event(Client& events, const std::string& type, const std::string& serv
             return true;
         }
     }
-    return false;
 }
 
 // A pkitd over `services` services whose files get `extra`, started; null when not

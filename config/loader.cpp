@@ -371,6 +371,7 @@ LoadResult load(const fs::path& dir, const LoadOptions& options, std::vector<Dia
             was.uid == options.uid && was.gid == options.gid) {
             old.swap(cache->files);
         }
+        kept.reserve(old.size());  // no rehash of a large tree's entries as they are kept
         cache->files.clear();
         cache->dir = dir.string();
         cache->options = options;
@@ -402,6 +403,8 @@ LoadResult load(const fs::path& dir, const LoadOptions& options, std::vector<Dia
 
     std::vector<ServiceDraft> services;
     std::vector<std::string> known;
+    services.reserve(old.size());
+    known.reserve(old.size());
     Fd services_fd(-1);
     for (const std::string& file_name : service_files(dir_fd.fd, dir, services_fd, diags)) {
         std::string file = (dir / "services" / file_name).string();

@@ -94,6 +94,11 @@ std::optional<std::string> Daemon::busy_for_upgrade() const {
     if (m_upgrade) {
         return "an upgrade is in progress";
     }
+    // A group-mode run whose main process exited waits for its cgroup to empty; that
+    // wait (at most its stop timeout) is not in the state.
+    if (auto held = m_run_cgroups ? m_run_cgroups->any_held() : std::nullopt) {
+        return "the run of " + *held + " is ending (its cgroup is not empty yet)";
+    }
     return std::nullopt;
 }
 

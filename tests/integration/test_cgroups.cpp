@@ -124,6 +124,11 @@ TEST_CASE("with cgroups a group-mode run ends once its cgroup is empty") {
     CHECK(job["state"] == "running");
     CHECK(job["last_exit"].is_null());
     CHECK(cg->populated("job"));
+    // That wait is not in an upgrade's state: an upgrade meanwhile is refused, saying why.
+    CommandResult upgrade = ctl(pkitd, {"upgrade"}, 40s);
+    CHECK(upgrade.exit_code == 1);
+    CHECK_MESSAGE(upgrade.err.find("the run of job is ending") != std::string::npos, upgrade.all());
+    CHECK(status(client, "job")["state"] == "running");
 
     touch(dir.file("release"));
     json ended = wait_status(client, "job", state_is("failed"), 10s, "the run ended");

@@ -64,6 +64,13 @@ bool RunCgroups::holding(std::size_t service) const {
     return std::ranges::any_of(m_held, [service](const auto& h) { return h->service == service; });
 }
 
+std::optional<std::string> RunCgroups::any_held() const {
+    if (m_held.empty()) {
+        return std::nullopt;
+    }
+    return m_held.front()->name;
+}
+
 void RunCgroups::on_event(uv_fs_event_t* handle, const char*, int, int) {
     auto* self = static_cast<RunCgroups*>(handle->data);
     if (self == nullptr) {

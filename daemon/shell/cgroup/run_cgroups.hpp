@@ -48,6 +48,8 @@ public:
               core::TimePoint kill_at);
     // Whether `service`'s exit is held.
     bool holding(std::size_t service) const;
+    // The cgroup name of a held exit, if any is held.
+    std::optional<std::string> any_held() const;
 
     // SIGKILL to everything in `name`'s cgroup (cgroup.kill).
     void kill(const std::string& name) { m_tree.kill(name); }
