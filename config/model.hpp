@@ -78,9 +78,10 @@ struct Predicate {
     std::optional<Pattern> output_matches;   // searched in each line of the run's output
     std::vector<LaunchError> launch_errors;  // give_up_when only
     bool any_launch_error = false;           // give_up_when only: "any"
+    bool oom = false;                        // a run the kernel's OOM killer killed in (SPEC §15)
     bool empty() const {
         return exit_codes.empty() && signals.empty() && !output_matches && launch_errors.empty() &&
-               !any_launch_error;
+               !any_launch_error && !oom;
     }
     bool operator==(const Predicate&) const = default;
 };

@@ -1,5 +1,5 @@
-// [stop_when] and [give_up_when]: exit codes, signals, an output pattern (RE2) and, for
-// give_up_when only, launch error names.
+// [stop_when] and [give_up_when]: exit codes, signals, an output pattern (RE2), OOM
+// kills (SPEC §15) and, for give_up_when only, launch error names.
 
 #include <array>
 
@@ -64,7 +64,7 @@ void parse_launch_errors(const TableReader& r, Predicate& out) {
 
 void parse_predicate(const TableReader& top, std::string_view key, bool launch_errors,
                      Predicate& out) {
-    std::vector<std::string_view> keys{"exit_codes", "signals", "output_matches"};
+    std::vector<std::string_view> keys{"exit_codes", "signals", "output_matches", "oom"};
     if (launch_errors) {
         keys.push_back("launch_errors");
     }
@@ -80,6 +80,7 @@ void parse_predicate(const TableReader& top, std::string_view key, bool launch_e
         return read_each(d, n, w, as_signal);
     });
     parse_pattern(*r, out.output_matches);
+    r->read("oom", out.oom, as_bool);
     if (launch_errors) {
         parse_launch_errors(*r, out);
     }

@@ -7,6 +7,7 @@
 #include <cmath>
 #include <cstdio>
 #include <limits>
+#include <utility>
 
 namespace pkit::config {
 namespace {
@@ -254,6 +255,22 @@ std::optional<std::uint64_t> parse_size(std::string_view text) {
         return std::nullopt;
     }
     return bytes;
+}
+
+std::string format_size(std::uint64_t bytes) {
+    static constexpr std::pair<int, const char*> k_units[] = {
+        {40, "TiB"}, {30, "GiB"}, {20, "MiB"}, {10, "KiB"}};
+    for (const auto& [shift, unit] : k_units) {
+        const std::uint64_t size = 1ULL << shift;
+        if (bytes >= size && bytes % size == 0) {
+            std::string text = std::to_string(bytes >> shift);
+            text += unit;
+            return text;
+        }
+    }
+    std::string text = std::to_string(bytes);
+    text += "B";
+    return text;
 }
 
 // Two most significant units, truncated: a table column wants "3m12s", not

@@ -30,6 +30,9 @@ std::string signal_name(int signo);
 // "512B", "256KiB", "1MiB", "2GiB", "1TiB", or digits; nullopt when malformed or
 // too large. Decimal "KB"/"MB" and fractions are refused, not guessed.
 std::optional<std::uint64_t> parse_size(std::string_view text);
+// A size in the largest binary unit that holds it whole: "256MiB", "1536KiB", "1GiB",
+// "100B". parse_size() reads every result back.
+std::string format_size(std::uint64_t bytes);
 
 // Human durations for tables and logs: "850ms", "12s", "3m12s", "2h5m", "3d4h":
 // the two largest units, truncated; "0s" for zero; a "-" before negatives.

@@ -35,6 +35,8 @@ std::string exited_words(const proto::json& event) {
         words += " (" + by + ")";
     } else if (event.value("timed_out", false)) {
         words += " (timeout)";
+    } else if (event.value("oom_killed", false)) {
+        words += " (OOM killer)";
     }
     if (auto duration = number_of(event, "duration")) {
         words += " after " + seconds_words(*duration);

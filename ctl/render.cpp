@@ -196,6 +196,8 @@ std::string last_exit_text(const proto::ServiceStatus& status) {
         text += " (" + *exit.killed_by + ")";
     } else if (exit.timed_out) {
         text += " (timeout)";
+    } else if (exit.oom_killed) {
+        text += " (oom)";
     }
     return text;
 }

@@ -86,6 +86,32 @@ std::string resources_words(const proto::json& status) {
            memory_text(static_cast<std::int64_t>(number_of(*used, "rss_bytes").value_or(0)));
 }
 
+// [resources] as pkitd applied them: "cpu_max, pids_max; not applied: memory_max (the
+// memory controller is not available in /x)"; empty when the service sets none.
+std::string limits_words(const proto::json& status) {
+    auto limits = status.find("resource_limits");
+    if (limits == status.end() || !limits->is_object()) {
+        return "";
+    }
+    std::string text;
+    for (const auto& key : limits->value("applied", proto::json::array())) {
+        if (key.is_string()) {
+            text += (text.empty() ? "" : ", ") + key.get<std::string>();
+        }
+    }
+    std::string missing;
+    for (const auto& entry : limits->value("not_applied", proto::json::array())) {
+        if (entry.is_object()) {
+            missing += (missing.empty() ? "" : "; ") + text_of(entry, "key") + " (" +
+                       text_of(entry, "reason") + ")";
+        }
+    }
+    if (!missing.empty()) {
+        text += (text.empty() ? "" : "; ") + std::string("not applied: ") + missing;
+    }
+    return text;
+}
+
 std::string run_words(const proto::json& status) {
     auto run = number_of(status, "run").value_or(0);
     if (run == 0) {
@@ -189,6 +215,8 @@ std::string last_exit_words(const proto::json& status) {
         text += " (" + by + ")";
     } else if (exit->value("timed_out", false)) {
         text += " (timeout)";
+    } else if (exit->value("oom_killed", false)) {
+        text += " (OOM killer)";
     }
     text += " after " + seconds_words(number_of(*exit, "duration").value_or(0));
     if (auto at = number_of(*exit, "at")) {
@@ -216,6 +244,9 @@ std::string render_show(const ShowReplies& replies, double now, bool color) {
         {"readiness", readiness_words(status, facts)},
         {"resources", resources_words(status)},
     };
+    if (auto limits = limits_words(status); !limits.empty()) {
+        fields.emplace_back("limits", limits);
+    }
     if (auto notified = text_of(status, "notify_status"); !notified.empty()) {
         fields.emplace_back("notify", notified);
     }

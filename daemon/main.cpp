@@ -20,6 +20,7 @@
 #include "config/instances.hpp"
 #include "config/loader.hpp"
 #include "daemon/core/persist.hpp"
+#include "daemon/shell/cgroup/cgroup_limits.hpp"
 #include "daemon/shell/daemon.hpp"
 #include "daemon/shell/upgrade/state_file.hpp"
 #include "proto/socket_path.hpp"
@@ -188,6 +189,10 @@ int run(const Options& options, pkit::shell::SystemdEnvironment systemd) {
         return 2;
     }
     if (options.check) {
+        // [resources] keys this pkitd would not apply here (SPEC §15): warnings only.
+        for (const auto& warning : pkit::shell::limit_warnings(*tree, "/proc/self")) {
+            std::cerr << warning.to_string() << '\n';
+        }
         std::cout << "configuration OK: " << tree->services.size() << " services in " << dir
                   << '\n';
         return 0;

@@ -22,6 +22,7 @@ void to_json(json& out, const Event& value) {
             out["duration"] = exit->duration;
             out["timed_out"] = exit->timed_out;
             out["killed_by"] = optional_to_json(exit->killed_by);
+            out["oom_killed"] = exit->oom_killed;
         } else {
             out["code"] = nullptr;
             out["signal"] = nullptr;

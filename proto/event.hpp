@@ -15,8 +15,8 @@ namespace pkit::proto {
 
 // What an `exited` event adds: how the run ended, or why it never started.
 struct ExitedFields {
-    // code, signal, duration, timed_out and killed_by (not `at`: the event has its
-    // own). Without one (a launch failure) code and signal are null, duration 0.
+    // code, signal, duration, timed_out, killed_by and oom_killed (not `at`: the event
+    // has its own). Without one (a launch failure) code and signal are null, duration 0.
     std::optional<ExitInfo> exit;
     std::optional<std::string> launch_error;  // the launch failure's message
     bool operator==(const ExitedFields&) const = default;

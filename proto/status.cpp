@@ -58,7 +58,7 @@ void write_member(JsonWriter& w, const T& member) {
     } else if constexpr (std::is_same_v<T, ExitInfo> || std::is_same_v<T, HealthInfo> ||
                          std::is_same_v<T, Resources> || std::is_same_v<T, ScheduleInfo>) {
         write(w, member);
-    } else if constexpr (std::is_same_v<T, CgroupsInfo>) {
+    } else if constexpr (std::is_same_v<T, CgroupsInfo> || std::is_same_v<T, ResourceLimitsInfo>) {
         w.value(json(member));
     } else {
         w.value(member);
@@ -222,6 +222,28 @@ void from_json(const json& in, ExitInfo& value) {
     field_from_json(in, "at", value.at);
     field_from_json(in, "timed_out", value.timed_out);
     optional_from_json(in, "killed_by", value.killed_by);
+    field_from_json(in, "oom_killed", value.oom_killed);
+}
+
+void to_json(json& out, const ResourceLimitsInfo& value) {
+    json not_applied = json::array();
+    for (const LimitNotApplied& n : value.not_applied) {
+        not_applied.push_back(json{{"key", n.key}, {"reason", n.reason}});
+    }
+    out = json{{"applied", value.applied}, {"not_applied", std::move(not_applied)}};
+}
+
+void from_json(const json& in, ResourceLimitsInfo& value) {
+    field_from_json(in, "applied", value.applied);
+    if (auto it = in.find("not_applied"); it != in.end() && !it->is_null()) {
+        value.not_applied.clear();
+        for (const json& n : it->get_ref<const json::array_t&>()) {
+            LimitNotApplied entry;
+            field_from_json(n, "key", entry.key);
+            field_from_json(n, "reason", entry.reason);
+            value.not_applied.push_back(std::move(entry));
+        }
+    }
 }
 
 void to_json(json& out, const HealthInfo& value) {
@@ -260,6 +282,7 @@ void from_json(const json& in, ServiceStatus& value) {
     optional_from_json(in, "ready_timeout", value.ready_timeout);
     optional_from_json(in, "draining_pid", value.draining_pid);
     optional_from_json(in, "schedule", value.schedule);
+    optional_from_json(in, "resource_limits", value.resource_limits);
     if (in.contains("resources")) {
         value.resources.asked = true;
         optional_from_json(in, "resources", value.resources.value);

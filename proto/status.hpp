@@ -23,6 +23,8 @@ struct ExitInfo {
     bool timed_out = false;             // ended by the service's `timeout`
     // Who killed it: "liveness", "timeout", "ready_timeout" or "operator"; null if no one.
     std::optional<std::string> killed_by;
+    // The kernel's OOM killer killed a process of the run's cgroup while it ran (SPEC §15).
+    bool oom_killed = false;
     bool operator==(const ExitInfo&) const = default;
 };
 
@@ -38,6 +40,19 @@ struct Resources {
     double cpu_seconds = 0;  // user + system, of the live processes and of what they reaped
     std::int64_t rss_bytes = 0;
     bool operator==(const Resources&) const = default;
+};
+
+// What became of a service's [resources] (SPEC §15): the keys written to its cgroup, and
+// those that were not, each with the reason.
+struct LimitNotApplied {
+    std::string key;
+    std::string reason;
+    bool operator==(const LimitNotApplied&) const = default;
+};
+struct ResourceLimitsInfo {
+    std::vector<std::string> applied;
+    std::vector<LimitNotApplied> not_applied;
+    bool operator==(const ResourceLimitsInfo&) const = default;
 };
 
 // A scheduled job's side of its status (SPEC §12).
@@ -86,6 +101,8 @@ struct ServiceStatus {
     double stop_timeout = 5.0;
     std::optional<double> ready_timeout;
     Requested<Resources> resources;  // status with "resources": null without a current run
+    // null while the service's [resources] sets no key, or before pkitd applied them.
+    std::optional<ResourceLimitsInfo> resource_limits;
     // start_first (SPEC §14): the pid of the run being replaced while it is alive.
     std::optional<int> draining_pid;
     std::optional<ScheduleInfo> schedule;  // null without `schedule`
@@ -162,6 +179,8 @@ void to_json(json& out, const HealthInfo& value);
 void to_json(json& out, const CgroupsInfo& value);
 void from_json(const json& in, CgroupsInfo& value);
 void from_json(const json& in, HealthInfo& value);
+void to_json(json& out, const ResourceLimitsInfo& value);
+void from_json(const json& in, ResourceLimitsInfo& value);
 void to_json(json& out, const ScheduleInfo& value);
 void from_json(const json& in, ScheduleInfo& value);
 void to_json(json& out, const ServiceStatus& value);

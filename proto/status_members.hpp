@@ -15,6 +15,7 @@ void exit_members(S& v, F&& f) {
     f("code", v.code);
     f("duration", v.duration);
     f("killed_by", v.killed_by);
+    f("oom_killed", v.oom_killed);
     f("signal", v.signal);
     f("timed_out", v.timed_out);
 }
@@ -30,6 +31,18 @@ void resources_members(S& v, F&& f) {
     f("cpu_seconds", v.cpu_seconds);
     f("processes", v.processes);
     f("rss_bytes", v.rss_bytes);
+}
+
+template <typename S, typename F>
+void limits_members(S& v, F&& f) {
+    f("applied", v.applied);
+    f("not_applied", v.not_applied);
+}
+
+template <typename S, typename F>
+void not_applied_members(S& v, F&& f) {
+    f("key", v.key);
+    f("reason", v.reason);
 }
 
 template <typename S, typename F>
@@ -55,6 +68,7 @@ void service_members(S& v, F&& f) {
     f("pid", v.pid);
     f("ready", v.ready);
     f("ready_timeout", v.ready_timeout);
+    f("resource_limits", v.resource_limits);
     f("resources", v.resources);
     f("restarts", v.restarts);
     f("run", v.run);

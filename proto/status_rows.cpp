@@ -26,7 +26,9 @@ struct Scalar {
 template <typename T>
 inline constexpr bool k_object_member =
     std::is_same_v<T, ExitInfo> || std::is_same_v<T, HealthInfo> || std::is_same_v<T, Resources> ||
-    std::is_same_v<T, Requested<Resources>> || std::is_same_v<T, ScheduleInfo>;
+    std::is_same_v<T, Requested<Resources>> || std::is_same_v<T, ScheduleInfo> ||
+    std::is_same_v<T, ResourceLimitsInfo> || std::is_same_v<T, std::vector<std::string>> ||
+    std::is_same_v<T, std::vector<LimitNotApplied>>;
 
 // Stores `value` in `member` when it has the member's type. A null leaves a plain
 // member as it is (as field_from_json does) and clears an optional one.
@@ -84,7 +86,21 @@ bool assign(T& member, Scalar& value) {
 }
 
 // Where the scanner is: the object or array it is in.
-enum class Place { top, result, services, service, exit, health, resources, schedule, skip };
+enum class Place {
+    top,
+    result,
+    services,
+    service,
+    exit,
+    health,
+    resources,
+    schedule,
+    limits,       // resource_limits
+    applied,      // resource_limits.applied: strings
+    not_applied,  // resource_limits.not_applied: objects
+    not_applied_entry,
+    skip
+};
 
 class RowsReader : public nlohmann::json_sax<json> {
 public:
@@ -138,6 +154,12 @@ public:
             case Place::service:
                 place = service_object();
                 break;
+            case Place::not_applied:
+                m_rows.back().resource_limits->not_applied.emplace_back();
+                place = Place::not_applied_entry;
+                break;
+            case Place::applied:
+                return fail("\"applied\" has the wrong type in a status row");
             default:
                 break;
         }
@@ -166,6 +188,18 @@ public:
         if (where == Place::result && m_key == "services") {
             m_services = true;
             return enter(Place::services);
+        }
+        if (where == Place::limits && (m_key == "applied" || m_key == "not_applied")) {
+            ResourceLimitsInfo& limits = *m_rows.back().resource_limits;
+            if (m_key == "applied") {
+                limits.applied.clear();
+                return enter(Place::applied);
+            }
+            limits.not_applied.clear();
+            return enter(Place::not_applied);
+        }
+        if (where == Place::applied || where == Place::not_applied) {
+            return fail("\"resource_limits\" has the wrong type in a status row");
         }
         if (known_member(where)) {
             return fail("\"" + m_key + "\" has the wrong type in a status row");
@@ -228,6 +262,10 @@ private:
             row.schedule.emplace();
             return Place::schedule;
         }
+        if (m_key == "resource_limits") {
+            row.resource_limits.emplace();
+            return Place::limits;
+        }
         return Place::skip;
     }
 
@@ -256,6 +294,12 @@ private:
                 break;
             case Place::schedule:
                 detail::schedule_members(*row.schedule, look);
+                break;
+            case Place::limits:
+                detail::limits_members(*row.resource_limits, look);
+                break;
+            case Place::not_applied_entry:
+                detail::not_applied_members(row.resource_limits->not_applied.back(), look);
                 break;
             default:
                 break;
@@ -316,6 +360,22 @@ private:
                 return set(
                     *row->schedule, [](auto& v, auto&& f) { detail::schedule_members(v, f); },
                     value);
+            case Place::limits:
+                return set(
+                    *row->resource_limits, [](auto& v, auto&& f) { detail::limits_members(v, f); },
+                    value);
+            case Place::applied:
+                if (value.kind != Scalar::Kind::string) {
+                    return fail("\"applied\" has the wrong type in a status row");
+                }
+                row->resource_limits->applied.push_back(std::move(*value.string));
+                return true;
+            case Place::not_applied:
+                return fail("\"not_applied\" has the wrong type in a status row");
+            case Place::not_applied_entry:
+                return set(
+                    row->resource_limits->not_applied.back(),
+                    [](auto& v, auto&& f) { detail::not_applied_members(v, f); }, value);
             case Place::result:
             case Place::skip:
                 return true;

@@ -38,7 +38,8 @@
 namespace pkit::core {
 
 // The version of the state file this pkitd writes, and the oldest it still reads
-// (`pkitd --upgrade-check` lists them all). Version 2 added a paused run's record.
+// (`pkitd --upgrade-check` lists them all). Version 2 added a paused run's record,
+// an exit's oom_killed and a service's oom_kills (SPEC §15), and the counts `scale` set.
 inline constexpr int k_state_version = 2;
 inline constexpr int k_oldest_state_version = 1;
 
@@ -91,6 +92,9 @@ void persist_exit(Archive& a, ExitRecord& e) {
     a.value("duration", e.duration);
     a.value("at", e.at);
     a.value("timed_out", e.timed_out);
+    if (a.version() >= 2) {
+        a.value("oom_killed", e.oom_killed);
+    }
     a.enumeration("killed_by", e.killed_by, KilledBy::operator_);
 }
 
@@ -174,6 +178,9 @@ void Service::persist(Archive& a) {
     a.value("no_restarts", m_no_restarts);
     a.value("storm_pauses", m_storm_pauses);
     a.value("liveness_kills", m_liveness_kills);
+    if (a.version() >= 2) {
+        a.value("oom_kills", m_oom_kills);
+    }
     std::optional<int> stopped;
     if (m_stopped) {
         stopped = static_cast<int>(*m_stopped);

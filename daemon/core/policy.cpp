@@ -1,5 +1,7 @@
 #include "daemon/core/policy.hpp"
 
+#include <signal.h>
+
 #include <algorithm>
 #include <cmath>
 
@@ -112,7 +114,23 @@ std::optional<std::string> match_predicate(const config::Predicate& spec, const 
         return "output line \"" + *output_line + "\" matched " + std::string(table) +
                ".output_matches";
     }
+    if (spec.oom && run.oom_killed) {
+        std::string why = "an OOM kill matched ";
+        why += table;
+        why += ".oom";
+        return why;
+    }
     return std::nullopt;
+}
+
+std::string oom_words(const std::optional<std::uint64_t>& memory_max) {
+    std::string text = "killed by the OOM killer";
+    if (memory_max) {
+        text += " (memory_max ";
+        text += config::format_size(*memory_max);
+        text += ')';
+    }
+    return text;
 }
 
 namespace {
@@ -125,9 +143,22 @@ Decision end(StopReason reason, std::string why) {
     return d;
 }
 
-std::string describe_run(const RunResult& run) {
+std::string describe_run(const RunResult& run, const config::ServiceSpec& spec) {
     if (run.launch_error) {
         return "launch failed (" + run.launch_error->message + ")";
+    }
+    if (run.oom_killed && run.killed_by == KilledBy::none) {
+        // The main process, or one of the run's others: the OOM kill says more than
+        // the exit it led to.
+        std::string text = oom_words(spec.resources->memory_max);
+        if (run.signal && *run.signal != SIGKILL) {
+            text += "; the run was killed by ";
+            text += config::signal_name(*run.signal);
+        } else if (!run.signal) {
+            text += "; the run exited ";
+            text += std::to_string(run.code.value_or(-1));
+        }
+        return text;
     }
     if (run.killed_by == KilledBy::timeout) {
         return "the run timed out";
@@ -169,7 +200,7 @@ Decision decide(const config::ServiceSpec& spec, const RunResult& run, PolicySta
         case config::RestartPolicy::on_crash:
             if (!crash) {
                 return end(StopReason::policy_satisfied,
-                           describe_run(run) + " is clean and the policy is on_crash");
+                           describe_run(run, spec) + " is clean and the policy is on_crash");
             }
             break;
         case config::RestartPolicy::never:
@@ -178,7 +209,7 @@ Decision decide(const config::ServiceSpec& spec, const RunResult& run, PolicySta
                            "the run was killed by its liveness check and the policy is never");
             }
             return end(StopReason::policy_satisfied,
-                       describe_run(run) + " and the policy is never");
+                       describe_run(run, spec) + " and the policy is never");
         case config::RestartPolicy::always:
             break;
     }
@@ -195,7 +226,7 @@ Decision decide(const config::ServiceSpec& spec, const RunResult& run, PolicySta
                                 ? " in the " + config::format_duration(restart.within) + " window"
                                 : "";
         return end(StopReason::restarts_exhausted,
-                   describe_run(run) + "; " + std::to_string(counted) + " of " +
+                   describe_run(run, spec) + "; " + std::to_string(counted) + " of " +
                        std::to_string(restart.max_restarts) +
                        (restart.max_restarts == 1 ? " restart used" : " restarts used") + scope);
     }
@@ -223,7 +254,7 @@ Decision decide(const config::ServiceSpec& spec, const RunResult& run, PolicySta
     } else {
         d.restarts_counted = counted;
     }
-    d.why = describe_run(run);
+    d.why = describe_run(run, spec);
     return d;
 }
 

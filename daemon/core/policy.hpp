@@ -70,8 +70,13 @@ struct RunResult {
     KilledBy killed_by = KilledBy::none;
     Duration duration{};
     bool clean = false;
-    OutputMatches output;  // the run's output lines that matched, if any
+    bool oom_killed = false;  // the OOM killer killed a process of the run (SPEC §15)
+    OutputMatches output;     // the run's output lines that matched, if any
 };
+
+// "killed by the OOM killer (memory_max 256MiB)", or without the parenthesis when the
+// service sets no memory_max: how the log, explain and the gates word an OOM kill.
+std::string oom_words(const std::optional<std::uint64_t>& memory_max);
 
 // Returns, in plain words, which rule of `pred` matched the run (e.g. "exit 78 matched
 // give_up_when.exit_codes"), or nullopt. `output_line` is the run's line that matched

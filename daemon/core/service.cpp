@@ -103,6 +103,7 @@ void Service::reset_counters() {
     m_restarts = 0;
     m_storm_pauses = 0;
     m_liveness_kills = 0;
+    m_oom_kills = 0;
     m_crashes_at_reset = m_crashes;
     m_policy = PolicyState{};
     m_decision = Decision{};
@@ -269,6 +270,10 @@ Outcome Service::on_exit(std::uint64_t run, const ProcessExit& status, Now now, 
     exit.at = now.wall;
     exit.killed_by = m_killing;
     exit.timed_out = m_killing == KilledBy::timeout;
+    exit.oom_killed = status.oom_killed;
+    if (status.oom_killed) {
+        ++m_oom_kills;
+    }
     m_last_exit = exit;
     m_match_output = false;  // later lines are leftovers': the run is judged now
 
@@ -306,6 +311,7 @@ Outcome Service::on_exit(std::uint64_t run, const ProcessExit& status, Now now, 
     result.signal = exit.signal;
     result.killed_by = exit.killed_by;
     result.duration = exit.duration;
+    result.oom_killed = exit.oom_killed;
     result.clean = is_clean(m_spec, exit);
     if (m_output_matches) {
         result.output = std::move(*m_output_matches);

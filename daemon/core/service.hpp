@@ -317,6 +317,9 @@ public:
     bool held_by_daemon() const { return m_phase == Phase::storm_hold; }
     int storm_pauses() const { return m_storm_pauses; }
     int liveness_kills() const { return m_liveness_kills; }
+    // Runs the kernel's OOM killer killed in (ProcessExit::oom_killed), reset with the
+    // other counters.
+    int oom_kills() const { return m_oom_kills; }
     const std::optional<StopReason>& stopped_reason() const { return m_stopped; }
     const std::optional<ExitRecord>& last_exit() const { return m_last_exit; }
     const std::optional<std::string>& last_launch_error() const { return m_last_launch_error; }
@@ -437,6 +440,7 @@ private:
     bool m_no_restarts = false;
     int m_storm_pauses = 0;
     int m_liveness_kills = 0;
+    int m_oom_kills = 0;
     std::optional<StopReason> m_stopped;
     std::optional<ExitRecord> m_last_exit;
     std::optional<std::string> m_last_launch_error;

@@ -87,6 +87,9 @@ enum class Stream { stdout_, stderr_ };
 struct ProcessExit {
     std::optional<int> code;    // exited with this code
     std::optional<int> signal;  // killed by this signal
+    // The kernel's OOM killer killed a process of the run's cgroup while it ran (the
+    // shell compares memory.events' oom_kill at its start and end; SPEC §15).
+    bool oom_killed = false;
 };
 
 // How a run ended, as reported in `last_exit`.
@@ -97,6 +100,7 @@ struct ExitRecord {
     double at = 0.0;  // wall time of the exit
     bool timed_out = false;
     KilledBy killed_by = KilledBy::none;
+    bool oom_killed = false;  // see ProcessExit
 };
 
 // The fields of one sd_notify datagram that pkitd acts on (SPEC §3).

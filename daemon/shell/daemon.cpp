@@ -370,10 +370,14 @@ void Daemon::handle_exit(pid_t pid, int wait_status, bool may_hold) {
     if (m_launches.on_exit(pid)) {
         return;  // a failed launch's child: its failure went to on_launch_failed
     }
+    core::ProcessExit exit = decode_wait_status(wait_status);
     if (auto service = m_supervisor.service_of(pid)) {
         if (may_hold && hold_exit(*service, pid, wait_status)) {
             return;  // its cgroup is not empty yet: on_cgroup_empty goes on
         }
+        // The run's end: memory.events read again (not for a run a start_first restart
+        // replaced, which shares the cgroup with its successor).
+        exit.oom_killed = m_supervisor.service(*service).pid() == pid && run_oom_killed(*service);
         // Everything the run wrote before it exited is in its pipes now: read it, so
         // that output_matches sees the run's last lines.
         drain_pipes(*service);
@@ -384,7 +388,7 @@ void Daemon::handle_exit(pid_t pid, int wait_status, bool may_hold) {
         }
         m_run_records.ended(pid);
     }
-    if (!m_supervisor.on_exit(pid, decode_wait_status(wait_status), now())) {
+    if (!m_supervisor.on_exit(pid, exit, now())) {
         ++m_orphans;
     }
     prune_leftovers();

@@ -106,11 +106,15 @@ public:
     ProcStatCache& proc_stats() { return m_proc_stats; }
     double uptime() const;
     bool shutting_down() const { return m_supervisor.shutting_down(); }
+    // Each of `services`' cgroup, for a read of their resources off the loop
+    // (run_resources.hpp); empty without cgroups.
+    std::vector<RunCgroupRead> run_cgroup_reads(const std::vector<std::size_t>& services) const;
 
 private:
     // --- DaemonPort: what the control room asks for --------------------------------
     proto::DaemonStatus daemon_status() const override;
     std::vector<proto::Resources> resources(const std::vector<std::size_t>& services) override;
+    std::optional<proto::ResourceLimitsInfo> resource_limits(std::size_t service) const override;
     void command(const std::function<void(core::Supervisor&, core::Now)>& act) override;
     void wake_at(core::TimePoint deadline) override;
     // Re-reads and validates the whole configuration tree (SPEC §8): the files are read
@@ -254,6 +258,9 @@ private:
     // when held (delivered later by on_cgroup_empty).
     bool hold_exit(std::size_t service, pid_t pid, int wait_status);
     void on_cgroup_empty(std::size_t service, pid_t pid, int wait_status);
+    // Whether the OOM killer killed in `service`'s cgroup during its current run (read
+    // now, at the run's end; SPEC §15).
+    bool run_oom_killed(std::size_t service) const;
     // A SignalAction, reaching the run's whole cgroup where it must.
     void signal_action(const core::SignalAction& action);
     // A FreezeAction: cgroup.freeze of the service's cgroup (SPEC §15 pause, resume).
@@ -374,6 +381,9 @@ private:
     std::unique_ptr<RunCgroups> m_run_cgroups;
     // Per service launched so far: the [resources] last applied (or reported).
     std::vector<config::ResourceLimits> m_limits_applied;
+    // Per service: what became of its [resources] when last applied, for `status`
+    // (null: no key set, or not applied yet).
+    std::vector<std::optional<proto::ResourceLimitsInfo>> m_limit_reports;
     // The reload's read in the background; last, so that it is detached first.
     BackgroundLoad m_loading{m_loop};
 };

@@ -92,6 +92,17 @@ void Daemon::apply_limits(std::size_t service) {
         report = limits_not_applied(limits, "cgroups not used: " + m_cgroup_choice.reason);
     }
     before = limits;
+    if (service >= m_limit_reports.size()) {
+        m_limit_reports.resize(m_supervisor.size());
+    }
+    m_limit_reports[service].reset();
+    if (!report.applied.empty() || !report.not_applied.empty()) {
+        proto::ResourceLimitsInfo& info = m_limit_reports[service].emplace();
+        info.applied = report.applied;
+        for (const auto& [key, reason] : report.not_applied) {
+            info.not_applied.push_back(proto::LimitNotApplied{key, reason});
+        }
+    }
     if (!report.not_applied.empty()) {
         log("warning", s.name() + ": [resources] not applied: " + describe_not_applied(report));
     }
@@ -155,36 +166,33 @@ void Daemon::freeze_action(const core::FreezeAction& a) {
     }
 }
 
-std::vector<proto::Resources> Daemon::resources(const std::vector<std::size_t>& services) {
-    std::vector<pid_t> groups = run_groups(m_supervisor, services);
+std::vector<RunCgroupRead> Daemon::run_cgroup_reads(
+    const std::vector<std::size_t>& services) const {
+    std::vector<RunCgroupRead> reads;
     if (!m_run_cgroups) {
-        return read_group_resources(groups, m_proc_stats);
+        return reads;
     }
+    reads.reserve(services.size());
+    for (std::size_t i : services) {
+        reads.push_back(m_run_cgroups->read_of(i, m_supervisor.service(i).name()));
+    }
+    return reads;
+}
+
+std::vector<proto::Resources> Daemon::resources(const std::vector<std::size_t>& services) {
     // With cgroups a run is its cgroup: processes that left its group count, and its
-    // CPU time includes what exited processes used.
-    std::vector<std::pair<pid_t, std::size_t>> members;
-    for (std::size_t k = 0; k < services.size(); ++k) {
-        if (groups[k] > 0) {
-            for (pid_t pid : m_cgroup_tree->procs(m_supervisor.service(services[k]).name())) {
-                members.emplace_back(pid, k);
-            }
-        }
-    }
-    std::vector<proto::Resources> result =
-        read_group_resources(groups, m_proc_stats, std::move(members));
-    for (std::size_t k = 0; k < services.size(); ++k) {
-        if (groups[k] <= 0) {
-            continue;
-        }
-        const std::string& name = m_supervisor.service(services[k]).name();
-        if (auto cpu = m_run_cgroups->run_cpu_seconds(services[k], name)) {
-            result[k].cpu_seconds = *cpu;
-        }
-        if (auto memory = m_cgroup_tree->memory_current(name)) {
-            result[k].rss_bytes = static_cast<std::int64_t>(*memory);
-        }
-    }
-    return result;
+    // CPU time includes what exited processes used (read_run_resources).
+    return read_run_resources(run_groups(m_supervisor, services), run_cgroup_reads(services),
+                              m_proc_stats);
+}
+
+bool Daemon::run_oom_killed(std::size_t service) const {
+    return m_run_cgroups &&
+           m_run_cgroups->oom_killed_since_start(service, m_supervisor.service(service).name());
+}
+
+std::optional<proto::ResourceLimitsInfo> Daemon::resource_limits(std::size_t service) const {
+    return service < m_limit_reports.size() ? m_limit_reports[service] : std::nullopt;
 }
 
 void Daemon::close_cgroups() {

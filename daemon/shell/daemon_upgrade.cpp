@@ -340,6 +340,12 @@ upgrade::DaemonFacts Daemon::hand_over_facts(std::vector<int>& kept) {
         }
     }
     facts.scaled = scaled_facts();
+    for (std::size_t i = 0; m_run_cgroups && i < m_supervisor.size(); ++i) {
+        if (!m_supervisor.retired(i) && m_supervisor.service(i).has_process()) {
+            auto [usage, oom] = m_run_cgroups->run_bases(i);
+            facts.cgroup_runs.push_back({m_supervisor.service(i).name(), usage, oom});
+        }
+    }
     for (const Leftover& left : m_leftovers) {
         facts.leftovers.push_back(
             {left.pgid,
@@ -442,6 +448,12 @@ void Daemon::resume(const nlohmann::json& doc) {
     for (const upgrade::LeftoverFact& left : facts->leftovers) {
         m_leftovers.push_back(
             Leftover{left.pgid, saved + std::chrono::nanoseconds(left.kill_in_ns), left.killed});
+    }
+    for (const upgrade::CgroupRunFact& run : facts->cgroup_runs) {
+        // The adopted runs are measured from their own start (cpu.stat, memory.events).
+        if (auto service = m_supervisor.find(run.service); service && m_run_cgroups) {
+            m_run_cgroups->restore_run_bases(*service, run.usage_usec, run.oom_kill);
+        }
     }
     for (const upgrade::KeptFd& kept : facts->fds) {
         set_cloexec(kept.fd, true);

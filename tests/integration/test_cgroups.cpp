@@ -11,6 +11,7 @@
 
 #include "tests/integration/harness.hpp"
 #include "tests/integration/harness_cgroup.hpp"
+#include "tests/integration/http_client.hpp"
 
 using namespace pkit::itest;
 
@@ -38,6 +39,17 @@ pid_t read_pid(const TempDir& dir, const std::string& file) {
 
 bool gone(pid_t pid) {
     return !pid_alive(pid) || is_zombie(pid);
+}
+
+// The value of the sample line starting with `series` ("name{labels}"), or -1.
+double metric_value(const std::string& text, const std::string& series) {
+    for (std::size_t at = 0; (at = text.find(series + " ", at)) != std::string::npos;
+         at += series.size()) {
+        if (at == 0 || text[at - 1] == '\n') {
+            return std::stod(text.substr(at + series.size() + 1));
+        }
+    }
+    return -1;
 }
 
 bool lists(const std::string& procs, pid_t pid) {
@@ -224,6 +236,7 @@ TEST_CASE("with cgroups a run's resources count the processes that left its grou
         "touch " +
         dir.file("burnt") + "; exec sleep 1000' & ";
     dir.service("web", sh_command(burner + "exec sleep 1000"));
+    const int port = with_http(dir);
     Daemon pkitd(dir, {.cgroup = cg->path()});
     pkitd.wait_ready();
     Client client = pkitd.client();
@@ -237,6 +250,14 @@ TEST_CASE("with cgroups a run's resources count the processes that left its grou
     CHECK_MESSAGE(used["rss_bytes"].get<double>() > 0, used.dump());
     // The escaped process's loop ran in the cgroup: its CPU time is the run's.
     CHECK_MESSAGE(used["cpu_seconds"].get<double>() > 0.0, used.dump());
+    // /metrics reads them the same way (off the loop): the escaped process counts there too.
+    HttpReply scrape = http_get(port, "/metrics");
+    REQUIRE(scrape.status == 200);
+    CHECK_MESSAGE(metric_value(scrape.body, "pkit_service_processes{service=\"web\"}") == 2,
+                  scrape.body);
+    CHECK(metric_value(scrape.body, "pkit_service_cpu_seconds_total{service=\"web\"}") > 0.0);
+    CHECK(metric_value(scrape.body, "pkit_service_resident_memory_bytes{service=\"web\"}") > 0);
+    CHECK(metric_value(scrape.body, "pkit_service_oom_kills_total{service=\"web\"}") == 0);
     CHECK(pkitd.stop() == 0);
 }
 
@@ -244,6 +265,7 @@ TEST_CASE("a [resources] limit whose controller is not available is reported in 
     NEED_CGROUP(cg);
     TempDir dir;
     dir.service("web", runner_toml() + "[resources]\nmemory_max = \"64MiB\"\ncpu_weight = 50\n");
+    dir.service("plain", runner_toml());
     std::string controllers;
     SUBCASE("with cgroups") {
         Daemon pkitd(dir, {.cgroup = cg->path()});
@@ -262,6 +284,20 @@ TEST_CASE("a [resources] limit whose controller is not available is reported in 
             wait_for([&] { return pkitd.log().find(line) != std::string::npos; }, 5s,
                      "the log names " + key, [&] { return pkitd.log(); });
         }
+        // Status says the same: each key applied, or not and why (SPEC §15).
+        json limits = status(client, "web")["resource_limits"];
+        REQUIRE_MESSAGE(limits.is_object(), limits.dump());
+        std::vector<std::string> keys = limits["applied"];
+        for (const json& entry : limits["not_applied"]) {
+            keys.push_back(entry["key"]);
+            const std::string controller = entry["key"] == "memory_max" ? "memory" : "cpu";
+            CHECK(std::ranges::find(enabled, controller) == enabled.end());
+            CHECK(entry["reason"] ==
+                  "the " + controller + " controller is not available in " + cg->path());
+        }
+        std::ranges::sort(keys);
+        CHECK(keys == std::vector<std::string>{"cpu_weight", "memory_max"});
+        CHECK(status(client, "plain")["resource_limits"].is_null());
         CHECK(pkitd.stop() == 0);
     }
     SUBCASE("without cgroups") {
@@ -275,8 +311,28 @@ TEST_CASE("a [resources] limit whose controller is not available is reported in 
             "memory_max (cgroups not used: cgroups = \"off\")";
         wait_for([&] { return pkitd.log().find(line) != std::string::npos; }, 5s,
                  "the log names both limits", [&] { return pkitd.log(); });
+        const std::string why = "cgroups not used: cgroups = \"off\"";
+        CHECK(status(client, "web")["resource_limits"] ==
+              json{{"applied", json::array()},
+                   {"not_applied",
+                    {{{"key", "cpu_weight"}, {"reason", why}},
+                     {{"key", "memory_max"}, {"reason", why}}}}});
+        CHECK(status(client, "plain")["resource_limits"].is_null());
         CHECK(pkitd.stop() == 0);
     }
+}
+
+TEST_CASE("--check warns at each [resources] key pkitd would not apply") {
+    TempDir dir;
+    dir.daemon_config("cgroups = \"off\"\n");
+    dir.service("web", "command = [\"/bin/true\"]\n[resources]\nmemory_max = \"64MiB\"\n");
+    CommandResult check = run_pkitd({"--check", "--config", dir.str()});
+    CHECK_MESSAGE(check.exit_code == 0, check.all());
+    CHECK_MESSAGE(
+        check.err.find(dir.str() + "/services/web.toml:3:1: warning: resources.memory_max: not "
+                                   "applied: cgroups not used: cgroups = \"off\"") !=
+            std::string::npos,
+        check.err);
 }
 
 TEST_CASE("with cgroups a service whose cgroup was killed at its stop starts again") {

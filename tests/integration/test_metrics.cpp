@@ -69,6 +69,7 @@ TEST_CASE(
                                "pkit_service_restarts_total counter",
                                "pkit_service_crashes_total counter",
                                "pkit_service_liveness_kills_total counter",
+                               "pkit_service_oom_kills_total counter",
                                "pkit_service_storm_pauses_total counter",
                                "pkit_service_last_exit_code gauge",
                                "pkit_service_start_time_seconds gauge",

@@ -3,6 +3,7 @@
 #include <algorithm>
 #include <cmath>
 #include <cstring>
+#include <set>
 
 namespace pkit::shell {
 namespace {
@@ -11,6 +12,60 @@ constexpr std::int64_t k_cpu_period_us = 100000;
 
 std::string number(std::uint64_t value) {
     return std::to_string(value);
+}
+
+// Where `key` of [resources] is written in `text` (a service file): its line and column,
+// or 1:1 when not found (a dotted key, an inline table).
+std::pair<int, int> key_position(std::string_view text, std::string_view key) {
+    bool in_resources = false;
+    int line = 0;
+    while (!text.empty()) {
+        std::size_t end = text.find('\n');
+        std::string_view l = text.substr(0, end);
+        text.remove_prefix(end == std::string_view::npos ? text.size() : end + 1);
+        ++line;
+        std::size_t start = l.find_first_not_of(" \t");
+        if (start == std::string_view::npos) {
+            continue;
+        }
+        std::string_view rest = l.substr(start);
+        if (rest.starts_with('[')) {
+            std::size_t close = rest.find(']');
+            std::string_view name = rest.substr(1, close == std::string_view::npos ? 0 : close - 1);
+            while (!name.empty() && (name.front() == ' ' || name.front() == '\t')) {
+                name.remove_prefix(1);
+            }
+            while (!name.empty() && (name.back() == ' ' || name.back() == '\t')) {
+                name.remove_suffix(1);
+            }
+            in_resources = name == "resources";
+            continue;
+        }
+        if (in_resources && rest.starts_with(key)) {
+            std::string_view after = rest.substr(key.size());
+            std::size_t sign = after.find_first_not_of(" \t");
+            if (sign != std::string_view::npos && after[sign] == '=') {
+                return {line, static_cast<int>(start) + 1};
+            }
+        }
+    }
+    return {1, 1};
+}
+
+std::vector<std::string> controller_words(std::string_view text) {
+    std::vector<std::string> out;
+    std::size_t i = 0;
+    while (i < text.size()) {
+        std::size_t start = text.find_first_not_of(" \n", i);
+        if (start == std::string_view::npos) {
+            break;
+        }
+        std::size_t end = text.find_first_of(" \n", start);
+        end = end == std::string_view::npos ? text.size() : end;
+        out.emplace_back(text.substr(start, end - start));
+        i = end;
+    }
+    return out;
 }
 
 }  // namespace
@@ -89,6 +144,51 @@ std::string describe_not_applied(const LimitReport& report) {
         text += (text.empty() ? "" : "; ") + key + " (" + reason + ")";
     }
     return text;
+}
+
+std::vector<config::Diagnostic> limit_warnings(const config::Tree& tree, const CgroupChoice& choice,
+                                               const std::vector<std::string>& available) {
+    std::vector<config::Diagnostic> warnings;
+    std::set<std::string> files;
+    for (const config::ServiceSpec& spec : tree.services) {
+        const std::vector<LimitWrite> writes = limit_writes(*spec.resources);
+        if (writes.empty() || !files.insert(spec.file).second) {
+            continue;
+        }
+        const std::string text = read_small_file(spec.file).value_or("");
+        for (const LimitWrite& w : writes) {
+            std::string why;
+            if (!choice.enabled) {
+                why = "cgroups not used: " + choice.reason;
+            } else if (std::ranges::find(available, w.controller) == available.end()) {
+                why = "the " + w.controller + " controller is not available in " + choice.path;
+            } else {
+                continue;
+            }
+            auto [line, column] = key_position(text, w.key);
+            config::Diagnostic d;
+            d.file = spec.file;
+            d.line = line;
+            d.column = column;
+            d.message = "resources." + w.key + ": not applied: " + why;
+            d.warning = true;
+            warnings.push_back(std::move(d));
+        }
+    }
+    return warnings;
+}
+
+std::vector<config::Diagnostic> limit_warnings(const config::Tree& tree,
+                                               const std::string& proc_self) {
+    const config::CgroupMode mode = tree.daemon.cgroups;
+    const CgroupChoice choice = choose_cgroup(
+        mode, mode == config::CgroupMode::off ? CgroupFacts{} : gather_cgroup_facts(proc_self));
+    std::vector<std::string> available;
+    if (choice.enabled) {
+        available =
+            controller_words(read_small_file(choice.path + "/cgroup.controllers").value_or(""));
+    }
+    return limit_warnings(tree, choice, available);
 }
 
 }  // namespace pkit::shell

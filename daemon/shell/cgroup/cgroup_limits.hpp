@@ -8,6 +8,7 @@
 #include <utility>
 #include <vector>
 
+#include "config/loader.hpp"
 #include "config/model.hpp"
 #include "daemon/shell/cgroup/cgroup_tree.hpp"
 
@@ -43,5 +44,15 @@ LimitReport limits_not_applied(const config::ResourceLimits& limits, const std::
 // "memory_max (the memory controller is not available in /x); pids_max (...)", for the
 // log; empty when everything was applied.
 std::string describe_not_applied(const LimitReport& report);
+
+// `pkitd --check` (SPEC §15): a warning for each [resources] key that pkitd, started
+// now, would not apply: no cgroup it would use (`choice`, with its reason), or the
+// key's controller is not among `available` (ROOT's cgroup.controllers). At the key's
+// line in its file, once per file (instances share theirs).
+std::vector<config::Diagnostic> limit_warnings(const config::Tree& tree, const CgroupChoice& choice,
+                                               const std::vector<std::string>& available);
+// The same for this process: its cgroup found from `proc_self` as pkitd would.
+std::vector<config::Diagnostic> limit_warnings(const config::Tree& tree,
+                                               const std::string& proc_self);
 
 }  // namespace pkit::shell

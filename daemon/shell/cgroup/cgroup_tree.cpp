@@ -240,13 +240,13 @@ std::size_t CgroupTree::signal(std::string_view name, int signo) const {
     return reached;
 }
 
-std::optional<std::uint64_t> CgroupTree::cpu_usage_usec(std::string_view name) const {
-    auto stat = read_small_file(dir(name) + "/cpu.stat");
+std::optional<std::uint64_t> cgroup_cpu_usage_usec(const std::string& dir) {
+    auto stat = read_small_file(dir + "/cpu.stat");
     return stat ? parse_keyed(*stat, "usage_usec") : std::nullopt;
 }
 
-std::optional<std::uint64_t> CgroupTree::memory_current(std::string_view name) const {
-    auto text = read_small_file(dir(name) + "/memory.current");
+std::optional<std::uint64_t> cgroup_memory_current(const std::string& dir) {
+    auto text = read_small_file(dir + "/memory.current");
     std::uint64_t value = 0;
     if (!text || text->empty()) {
         return std::nullopt;
@@ -263,8 +263,29 @@ std::optional<std::uint64_t> CgroupTree::memory_current(std::string_view name) c
     return value;
 }
 
+std::optional<std::uint64_t> cgroup_oom_kills(const std::string& dir) {
+    auto events = read_small_file(dir + "/memory.events");
+    return events ? parse_keyed(*events, "oom_kill") : std::nullopt;
+}
+
+std::vector<pid_t> cgroup_procs(const std::string& dir) {
+    return parse_pids(read_small_file(dir + "/cgroup.procs").value_or(""));
+}
+
+std::optional<std::uint64_t> CgroupTree::cpu_usage_usec(std::string_view name) const {
+    return cgroup_cpu_usage_usec(dir(name));
+}
+
+std::optional<std::uint64_t> CgroupTree::memory_current(std::string_view name) const {
+    return cgroup_memory_current(dir(name));
+}
+
+std::optional<std::uint64_t> CgroupTree::oom_kills(std::string_view name) const {
+    return cgroup_oom_kills(dir(name));
+}
+
 std::vector<pid_t> CgroupTree::procs(std::string_view name) const {
-    return parse_pids(read_small_file(dir(name) + "/cgroup.procs").value_or(""));
+    return cgroup_procs(dir(name));
 }
 
 std::expected<void, int> CgroupTree::freeze(std::string_view name, bool frozen) const {

@@ -59,6 +59,9 @@ public:
     std::optional<std::uint64_t> cpu_usage_usec(std::string_view name) const;
     // memory.current of ROOT/NAME; nullopt without the memory controller.
     std::optional<std::uint64_t> memory_current(std::string_view name) const;
+    // memory.events oom_kill of ROOT/NAME: processes the kernel's OOM killer killed in
+    // it so far; nullopt without the memory controller.
+    std::optional<std::uint64_t> oom_kills(std::string_view name) const;
     // The processes in ROOT/NAME (cgroup.procs).
     std::vector<pid_t> procs(std::string_view name) const;
     // Freezes (`frozen`) or thaws ROOT/NAME (cgroup.freeze, SPEC §15 pause). The write
@@ -84,6 +87,13 @@ private:
     std::vector<std::string> m_leftovers;
     std::vector<std::string> m_killed;
 };
+
+// The same reads of a cgroup directory DIR, for a reader off the loop (the /metrics
+// pass on libuv's pool): nothing but file reads, safe on any thread.
+std::vector<pid_t> cgroup_procs(const std::string& dir);
+std::optional<std::uint64_t> cgroup_cpu_usage_usec(const std::string& dir);
+std::optional<std::uint64_t> cgroup_memory_current(const std::string& dir);
+std::optional<std::uint64_t> cgroup_oom_kills(const std::string& dir);
 
 // Reads a small file whole; nullopt on any error.
 std::optional<std::string> read_small_file(const std::string& path);

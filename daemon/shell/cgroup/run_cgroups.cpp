@@ -111,8 +111,45 @@ void RunCgroups::kill_held() {
 void RunCgroups::run_started(std::size_t service, const std::string& name) {
     if (service >= m_cpu_base.size()) {
         m_cpu_base.resize(service + 1);
+        m_oom_base.resize(service + 1);
     }
     m_cpu_base[service] = m_tree.cpu_usage_usec(name);
+    m_oom_base[service] = m_tree.oom_kills(name);
+}
+
+bool RunCgroups::oom_killed_since_start(std::size_t service, const std::string& name) const {
+    if (service >= m_oom_base.size() || !m_oom_base[service]) {
+        return false;
+    }
+    auto now = m_tree.oom_kills(name);
+    return now && *now > *m_oom_base[service];
+}
+
+std::pair<std::optional<std::uint64_t>, std::optional<std::uint64_t>> RunCgroups::run_bases(
+    std::size_t service) const {
+    if (service >= m_cpu_base.size()) {
+        return {};
+    }
+    return {m_cpu_base[service], m_oom_base[service]};
+}
+
+void RunCgroups::restore_run_bases(std::size_t service, std::optional<std::uint64_t> usage_usec,
+                                   std::optional<std::uint64_t> oom_kill) {
+    if (service >= m_cpu_base.size()) {
+        m_cpu_base.resize(service + 1);
+        m_oom_base.resize(service + 1);
+    }
+    m_cpu_base[service] = usage_usec;
+    m_oom_base[service] = oom_kill;
+}
+
+RunCgroupRead RunCgroups::read_of(std::size_t service, const std::string& name) const {
+    RunCgroupRead read;
+    read.dir = m_tree.dir(name);
+    if (service < m_cpu_base.size()) {
+        read.cpu_base_usec = m_cpu_base[service];
+    }
+    return read;
 }
 
 std::optional<double> RunCgroups::run_cpu_seconds(std::size_t service,

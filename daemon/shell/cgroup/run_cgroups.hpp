@@ -15,10 +15,12 @@
 #include <memory>
 #include <optional>
 #include <string>
+#include <utility>
 #include <vector>
 
 #include "daemon/core/types.hpp"
 #include "daemon/shell/cgroup/cgroup_tree.hpp"
+#include "daemon/shell/cgroup/run_resources.hpp"
 #include "daemon/shell/uv_handle.hpp"
 
 namespace pkit::shell {
@@ -57,11 +59,24 @@ public:
     // Kills every held cgroup now (a second SIGTERM).
     void kill_held();
 
-    // A run of `service` started: its cgroup's CPU time from now on is the run's.
+    // A run of `service` started: its cgroup's CPU time and OOM kills from now on are
+    // the run's (cpu.stat usage_usec and memory.events oom_kill read now).
     void run_started(std::size_t service, const std::string& name);
     // The CPU time of `service`'s current run, from its cgroup (cpu.stat), which counts
     // every process that was ever in it, exited or not.
     std::optional<double> run_cpu_seconds(std::size_t service, const std::string& name) const;
+    // Whether the kernel's OOM killer killed a process of `service`'s cgroup since its
+    // current run started: memory.events oom_kill read again, at the run's end, and
+    // compared (false without the memory controller, or without a reading at the start).
+    bool oom_killed_since_start(std::size_t service, const std::string& name) const;
+    // What `service`'s current run read at its start (usage_usec, oom_kill), for an
+    // upgrade in place to hand over; and the next pkitd's side, taking them back.
+    std::pair<std::optional<std::uint64_t>, std::optional<std::uint64_t>> run_bases(
+        std::size_t service) const;
+    void restore_run_bases(std::size_t service, std::optional<std::uint64_t> usage_usec,
+                           std::optional<std::uint64_t> oom_kill);
+    // What a reader off the loop needs for `service`'s resources (run_resources.hpp).
+    RunCgroupRead read_of(std::size_t service, const std::string& name) const;
 
     // The earliest kill deadline of a held exit.
     std::optional<core::TimePoint> next_deadline() const;
@@ -87,8 +102,10 @@ private:
     std::vector<std::unique_ptr<Held>> m_held;
     // Per service: whether its cgroup was made.
     std::vector<bool> m_made;
-    // Per service: cpu.stat usage_usec when its current run started.
+    // Per service, read when its current run started: cpu.stat usage_usec and
+    // memory.events oom_kill.
     std::vector<std::optional<std::uint64_t>> m_cpu_base;
+    std::vector<std::optional<std::uint64_t>> m_oom_base;
 };
 
 }  // namespace pkit::shell

@@ -31,6 +31,9 @@ public:
     virtual proto::DaemonStatus daemon_status() const = 0;
     // The resources of each of `services`' process groups, in order (one /proc pass).
     virtual std::vector<proto::Resources> resources(const std::vector<std::size_t>& services) = 0;
+    // What became of `service`'s [resources] (SPEC §15), or null when it sets none or
+    // they were not applied yet.
+    virtual std::optional<proto::ResourceLimitsInfo> resource_limits(std::size_t service) const = 0;
     // A command on runs: every launch in flight is resolved first (the core can stop
     // or signal only a run whose pid it knows), then `act` runs on the Supervisor, then
     // the actions it caused are executed (after which the handler's after_pump runs).

@@ -27,6 +27,7 @@ proto::ExitInfo exit_info(const core::ExitRecord& exit) {
     info.duration = config::to_seconds(exit.duration);
     info.at = exit.at;
     info.timed_out = exit.timed_out;
+    info.oom_killed = exit.oom_killed;
     if (exit.killed_by != core::KilledBy::none) {
         info.killed_by = std::string(core::to_string(exit.killed_by));
     }
@@ -100,7 +101,32 @@ EndFacts end_facts(const core::Service& service) {
     facts.stop_signal = service.spec().stop.signal;
     facts.max_restarts = service.spec().restart.max_restarts;
     facts.within = service.spec().restart.within;
+    facts.memory_max = service.spec().resources->memory_max;
     return facts;
+}
+
+namespace {
+
+// What an OOM kill adds to the words of an exit: the whole of them when the main process
+// was the one killed, else a clause after them; nothing without one.
+std::string with_oom(std::string words, const core::ExitRecord& exit,
+                     const std::optional<std::uint64_t>& memory_max) {
+    if (!exit.oom_killed) {
+        return words;
+    }
+    if (exit.killed_by == core::KilledBy::none && exit.signal == SIGKILL) {
+        return core::oom_words(memory_max);
+    }
+    words += "; a process of the run was ";
+    words += core::oom_words(memory_max);
+    return words;
+}
+
+}  // namespace
+
+std::string exit_words(const core::ExitRecord& exit, int stop_signal,
+                       const std::optional<std::uint64_t>& memory_max) {
+    return with_oom(exit_words(exit, stop_signal), exit, memory_max);
 }
 
 std::string exit_words(const core::ExitRecord& exit, int stop_signal) {
@@ -139,7 +165,9 @@ namespace {
 // stop_when: exit 3 matched stop_when.exit_codes": why supervision of a service ended.
 std::string end_text(const std::string& who, const core::Event& event, const EndFacts& facts) {
     const std::string exit =
-        facts.last_exit ? " (" + exit_words(*facts.last_exit, facts.stop_signal) + ")" : "";
+        facts.last_exit
+            ? " (" + exit_words(*facts.last_exit, facts.stop_signal, facts.memory_max) + ")"
+            : "";
     switch (event.type) {
         case core::EventType::restarts_exhausted: {
             std::string used =
@@ -203,15 +231,26 @@ std::string event_text(const core::Event& event, const EndFacts* facts) {
             }
             if (event.exit) {
                 const auto& exit = *event.exit;
+                const std::optional<std::uint64_t> memory_max =
+                    facts ? facts->memory_max : std::nullopt;
                 if (exit.killed_by == core::KilledBy::none) {
+                    const bool oom_main = exit.oom_killed && exit.signal == SIGKILL;
                     std::string how =
-                        exit.signal ? "killed by " + config::signal_name(*exit.signal)
-                                    : "exited with code " + std::to_string(exit.code.value_or(-1));
-                    return who + ": " + how + " after " + short_duration(exit.duration) + " (" +
-                           run + ")";
+                        oom_main ? core::oom_words(memory_max)
+                        : exit.signal
+                            ? "killed by " + config::signal_name(*exit.signal)
+                            : "exited with code " + std::to_string(exit.code.value_or(-1));
+                    how += " after ";
+                    how += short_duration(exit.duration);
+                    if (exit.oom_killed && !oom_main) {
+                        how += "; a process of the run was ";
+                        how += core::oom_words(memory_max);
+                    }
+                    return who + ": " + how + " (" + run + ")";
                 }
                 // pkitd ended this run: say how it went and after which signal.
-                return who + ": " + exit_words(exit, facts ? facts->stop_signal : SIGTERM) + " (" +
+                return who + ": " +
+                       exit_words(exit, facts ? facts->stop_signal : SIGTERM, memory_max) + " (" +
                        run + ", " + short_duration(exit.duration) + ")";
             }
             return who + ": exited (" + run + ")";

@@ -27,6 +27,7 @@ struct EndFacts {
     int stop_signal = SIGTERM;
     int max_restarts = -1;
     core::Duration within{};
+    std::optional<std::uint64_t> memory_max;  // [resources], for an OOM kill's words
 };
 
 // The facts of `service` as they are now.
@@ -43,6 +44,10 @@ std::string event_text(const core::Event& event, const EndFacts* facts = nullptr
 // the stop timeout", each followed by why pkitd stopped it unless an operator asked
 // ("(timed out)", "(liveness check failed)", "(not ready in time)").
 std::string exit_words(const core::ExitRecord& exit, int stop_signal);
+// The same, with an OOM kill (SPEC §15) worded: "killed by the OOM killer (memory_max
+// 256MiB)" when it killed the main process, else that clause after the exit's words.
+std::string exit_words(const core::ExitRecord& exit, int stop_signal,
+                       const std::optional<std::uint64_t>& memory_max);
 
 // The status object of one service (SPEC §5), as of `now`.
 proto::ServiceStatus service_status(const core::Service& service, core::Now now);

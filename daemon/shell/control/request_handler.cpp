@@ -176,6 +176,7 @@ std::vector<proto::ServiceStatus> RequestHandler::statuses(
     result.reserve(services.size());
     for (std::size_t i : services) {
         result.push_back(service_status(sup.service(i), now));
+        result.back().resource_limits = m_daemon.resource_limits(i);
     }
     return result;
 }

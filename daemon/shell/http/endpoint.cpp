@@ -32,8 +32,10 @@ Sources Endpoint::sources() {
         input.ready = health_result(sup, now).ready;
         input.orphans_reaped = daemon.orphans_reaped();
         MetricsSnapshot snapshot = snapshot_metrics(input);
-        // The /proc pass is left to the MetricsCache, which makes it off the loop.
+        // The /proc and cgroup reads are left to the MetricsCache, which makes them off
+        // the loop, as `status` reads them (read_run_resources).
         snapshot.groups = run_groups(sup, sup.start_order());
+        snapshot.cgroups = std::as_const(daemon).run_cgroup_reads(sup.start_order());
         return snapshot;
     };
     return sources;

@@ -14,6 +14,7 @@
 
 #include "daemon/core/readiness.hpp"
 #include "daemon/core/supervisor.hpp"
+#include "daemon/shell/cgroup/run_resources.hpp"
 #include "daemon/shell/io/resources.hpp"
 #include "proto/status.hpp"
 
@@ -41,6 +42,7 @@ struct MetricsRow {
     bool ready = false;
     std::optional<bool> healthy;  // services with a liveness probe only
     double runs = 0, restarts = 0, crashes = 0, liveness_kills = 0, storm_pauses = 0;
+    double oom_kills = 0;
     std::optional<double> last_exit_code;
     std::optional<double> start_time;
     proto::Resources resources;
@@ -62,6 +64,9 @@ struct MetricsSnapshot {
     // Each row's run's process group (0: no run), when its resources are still to be
     // read (MetricsCache reads them off the loop); empty when `rows` have them.
     std::vector<pid_t> groups;
+    // With cgroups, each row's cgroup (same order as `groups`; empty without): the
+    // resources then come from it, as `status`'s do.
+    std::vector<RunCgroupRead> cgroups;
     // pkitd's own process (read with the groups' pass); nullopt: not read.
     std::optional<OwnProcess> own;
 };

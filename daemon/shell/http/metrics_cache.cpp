@@ -68,7 +68,8 @@ void MetricsCache::start_render() {
             // On a pool thread: /proc only, through a cache no other thread uses.
             auto* p = static_cast<Pass*>(req->data);
             try {
-                p->resources = read_group_resources(p->snapshot.groups, *p->stats);
+                p->resources =
+                    read_run_resources(p->snapshot.groups, p->snapshot.cgroups, *p->stats);
                 p->snapshot.own = read_own_process();
             } catch (...) {
                 p->resources.clear();  // out of memory: the scrape shows no resources
@@ -100,6 +101,7 @@ void MetricsCache::start_render() {
 
 void MetricsCache::resources_read(MetricsSnapshot snapshot) {
     snapshot.groups.clear();
+    snapshot.cgroups.clear();
     m_render = std::make_unique<MetricsRender>(std::move(snapshot));
     m_next.schedule();
 }

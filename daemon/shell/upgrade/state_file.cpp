@@ -382,6 +382,13 @@ json write_state(core::Supervisor& supervisor, const DaemonFacts& facts, core::T
         scaled.push_back({{"file", f.file}, {"file_count", f.file_count}, {"count", f.count}});
     }
     doc["scaled"] = std::move(scaled);
+    json cgroup_runs = json::array();
+    for (const CgroupRunFact& c : facts.cgroup_runs) {
+        cgroup_runs.push_back({{"service", c.service},
+                               {"usage_usec", c.usage_usec ? json(*c.usage_usec) : json()},
+                               {"oom_kill", c.oom_kill ? json(*c.oom_kill) : json()}});
+    }
+    doc["cgroup_runs"] = std::move(cgroup_runs);
     json core_part = json::object();
     Writer writer(core_part, now);
     supervisor.persist(writer);
@@ -453,6 +460,16 @@ std::expected<DaemonFacts, std::string> read_facts(const json& doc) {
                 r.fail("count", "out of range");
             }
             facts.scaled.push_back(std::move(f));
+        });
+    }
+    // What runs read from their cgroups came with state version 2 too.
+    if (version >= 2) {
+        each_entry(doc, "cgroup_runs", error, [&](Reader& r) {
+            CgroupRunFact c;
+            r.value("service", c.service);
+            r.value("usage_usec", c.usage_usec);
+            r.value("oom_kill", c.oom_kill);
+            facts.cgroup_runs.push_back(std::move(c));
         });
     }
     if (!error.empty()) {

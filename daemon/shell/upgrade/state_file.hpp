@@ -6,9 +6,9 @@
 // name the configuration does not have, or any other version is an error that names
 // the field, and nothing it read is used then.
 //
-//   {"format": "pkit-state", "version": 1, "from": "0.4.0",
+//   {"format": "pkit-state", "version": 2, "from": "0.4.0",
 //    "saved_at": <monotonic ns>, "daemon": {...}, "core": {...}, "fds": [...],
-//    "leftovers": [...], "scaled": [...]}
+//    "leftovers": [...], "scaled": [...], "cgroup_runs": [...]}
 //
 // Times in "core" are nanoseconds relative to "saved_at": the monotonic clock goes on
 // across the exec, so a deadline keeps its moment exactly.
@@ -16,6 +16,7 @@
 #include <chrono>
 #include <cstdint>
 #include <expected>
+#include <optional>
 #include <string>
 #include <vector>
 
@@ -51,6 +52,15 @@ struct ScaledFact {
     std::uint64_t count = 0;       // the instances running
 };
 
+// With cgroups, what a service's current run read from its cgroup when it started:
+// cpu.stat usage_usec and memory.events oom_kill (SPEC §15), so that the next pkitd
+// measures the run from its start, not from the hand-over.
+struct CgroupRunFact {
+    std::string service;
+    std::optional<std::uint64_t> usage_usec;
+    std::optional<std::uint64_t> oom_kill;
+};
+
 struct DaemonFacts {
     std::string from_version;
     double started_wall = 0.0;
@@ -59,6 +69,7 @@ struct DaemonFacts {
     std::vector<KeptFd> fds;
     std::vector<LeftoverFact> leftovers;
     std::vector<ScaledFact> scaled;
+    std::vector<CgroupRunFact> cgroup_runs;
 };
 
 // The document for `supervisor` and `facts`, the moment of the hand-over `now`.

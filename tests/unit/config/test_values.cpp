@@ -93,6 +93,20 @@ TEST_CASE("sizes take bytes or binary suffixes only") {
     }
 }
 
+TEST_CASE("sizes format in the largest unit that holds them whole, and read back") {
+    CHECK(format_size(0) == "0B");
+    CHECK(format_size(100) == "100B");
+    CHECK(format_size(1024) == "1KiB");
+    CHECK(format_size(1536ULL << 10) == "1536KiB");
+    CHECK(format_size(256ULL << 20) == "256MiB");
+    CHECK(format_size(1ULL << 30) == "1GiB");
+    CHECK(format_size(3ULL << 40) == "3TiB");
+    for (std::uint64_t bytes : {0ULL, 1ULL, 1023ULL, 4097ULL << 10, 5ULL << 30, ~0ULL}) {
+        CAPTURE(bytes);
+        CHECK(parse_size(format_size(bytes)) == bytes);
+    }
+}
+
 TEST_CASE("durations format as two units, truncated") {
     CHECK(format_duration(0s) == "0s");
     CHECK(format_duration(850ms) == "850ms");

@@ -18,6 +18,9 @@ std::string exit_text(const ExitRecord& exit) {
     if (exit.killed_by != KilledBy::none) {
         text += " by " + std::string(to_string(exit.killed_by));
     }
+    if (exit.oom_killed) {
+        text += " oom";
+    }
     return text;
 }
 

@@ -252,5 +252,64 @@ TEST_CASE("a matching predicate says which rule matched") {
     CHECK(match_predicate(out, exit_run(1, false), none, "stop_when") == std::nullopt);
 }
 
+RunResult oom_run(std::optional<int> signal, std::optional<int> code = std::nullopt) {
+    RunResult r;
+    r.signal = signal;
+    r.code = code;
+    r.duration = 1s;
+    r.oom_killed = true;
+    return r;
+}
+
+TEST_CASE("oom = true matches a run the OOM killer killed in, and nothing else") {
+    const std::optional<std::string> none;
+    Predicate oom{.oom = true};
+    CHECK_FALSE(oom.empty());
+    CHECK(match_predicate(oom, oom_run(SIGKILL), none, "give_up_when") ==
+          "an OOM kill matched give_up_when.oom");
+    // A helper process was killed, the main process exited on its own: still an OOM kill.
+    CHECK(match_predicate(oom, oom_run(std::nullopt, 1), none, "stop_when") ==
+          "an OOM kill matched stop_when.oom");
+    // SIGKILL without an OOM kill (the operator's kill -9) does not match.
+    CHECK(match_predicate(oom, signal_run(SIGKILL), none, "give_up_when") == std::nullopt);
+    CHECK(match_predicate(Predicate{}, oom_run(SIGKILL), none, "give_up_when") == std::nullopt);
+}
+
+TEST_CASE("the gates word an OOM kill with the service's memory_max, and oom = true ends it") {
+    config::ServiceSpec s = spec("web");
+    s.restart.policy = RestartPolicy::always;
+    PolicyState state;
+    SUBCASE("no predicate: restarted, and the decision says why the run ended") {
+        s.resources.edit().memory_max = 256ULL << 20;
+        Decision d = decide(s, oom_run(SIGKILL), state, mono(1), 0.5);
+        CHECK(d.restart);
+        CHECK(d.why == "killed by the OOM killer (memory_max 256MiB)");
+        CHECK(oom_words(std::nullopt) == "killed by the OOM killer");
+    }
+    SUBCASE("give_up_when.oom gives up") {
+        s.give_up_when.edit().oom = true;
+        Decision d = decide(s, oom_run(SIGKILL), state, mono(1), 0.5);
+        CHECK_FALSE(d.restart);
+        CHECK(d.reason == StopReason::gave_up);
+        CHECK(d.why == "gave up: an OOM kill matched give_up_when.oom");
+        // The same crash without an OOM kill is restarted.
+        CHECK(decide(s, signal_run(SIGKILL), state, mono(2), 0.5).restart);
+    }
+    SUBCASE("stop_when.oom stops, even a clean exit") {
+        s.stop_when.edit().oom = true;
+        RunResult clean = oom_run(std::nullopt, 0);
+        clean.clean = true;
+        Decision d = decide(s, clean, state, mono(1), 0.5);
+        CHECK_FALSE(d.restart);
+        CHECK(d.reason == StopReason::predicate);
+        CHECK(d.why == "an OOM kill matched stop_when.oom");
+    }
+    SUBCASE("policy never: the words name the OOM kill and the exit it led to") {
+        s.restart.policy = RestartPolicy::never;
+        Decision d = decide(s, oom_run(std::nullopt, 3), state, mono(1), 0.5);
+        CHECK(d.why == "killed by the OOM killer; the run exited 3 and the policy is never");
+    }
+}
+
 }  // namespace
 }  // namespace pkit::core

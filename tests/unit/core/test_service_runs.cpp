@@ -3,6 +3,7 @@
 
 #include <doctest/doctest.h>
 
+#include "daemon/core/explain.hpp"
 #include "daemon/core/service.hpp"
 #include "tests/unit/core/fake.hpp"
 
@@ -219,6 +220,51 @@ TEST_CASE("give_up_when.output_matches searches only the ended run's tail") {
     d.exit(at(3), exited(1));
     CHECK(d.svc.state() == State::failed);
     CHECK(d.svc.stopped_reason() == StopReason::gave_up);
+}
+
+TEST_CASE("a run the OOM killer killed in says so in its exit, counts, and meets oom = true") {
+    config::ServiceSpec s = spec("web");
+    s.give_up_when.edit().oom = true;
+    Driver d(s);
+    d.start(at(0));
+    d.take();
+    // An exit without an OOM kill: restarted as any crash.
+    d.exit(at(1), killed(SIGKILL));
+    CHECK(d.take() ==
+          "exited web r1 signal KILL | cleanup 0 pgid 100 TERM grace 5000ms | "
+          "restarting web r1 in 200ms #1");
+    CHECK_FALSE(d.svc.last_exit()->oom_killed);
+    CHECK(d.svc.oom_kills() == 0);
+    d.after_backoff(at(1.2));
+    d.take();
+    ProcessExit oom = killed(SIGKILL);
+    oom.oom_killed = true;
+    d.exit(at(2), oom);
+    CHECK(d.take() ==
+          "exited web r2 signal KILL oom | cleanup 0 pgid 101 TERM grace 5000ms | gave_up web r2");
+    CHECK(d.svc.last_decision().why == "gave up: an OOM kill matched give_up_when.oom");
+    CHECK(d.svc.last_exit()->oom_killed);
+    CHECK(d.svc.oom_kills() == 1);
+    CHECK(d.svc.state() == State::failed);
+    CHECK(d.svc.stopped_reason() == StopReason::gave_up);
+    // A fresh start resets it with the other counters.
+    d.svc.want_up(at(3), d.out, true);
+    CHECK(d.svc.oom_kills() == 0);
+}
+
+TEST_CASE("explain names an OOM kill and the memory_max in the decision") {
+    config::ServiceSpec web = spec("web");
+    web.resources.edit().memory_max = 256ULL << 20;
+    Supervisor sup = supervisor({web});
+    sup.start(at(0));
+    sup.on_spawned(0, 1, 100, at(0));
+    ProcessExit oom = killed(SIGKILL);
+    oom.oom_killed = true;
+    sup.on_exit(100, oom, at(1));
+    sup.take_actions();
+    CHECK(explain(sup, 0, at(1)).text ==
+          "restart 1 in 0.2 s: backoff step 0. The last run: killed by the OOM killer "
+          "(memory_max 256MiB).");
 }
 
 }  // namespace

@@ -109,6 +109,24 @@ TEST_CASE("show view: a running service, field by field") {
     CHECK(render_show(replies, 1192.0, true).starts_with("web: \x1b[32mrunning\x1b[0m\n"));
 }
 
+TEST_CASE("show view: an OOM-killed exit and the [resources] pkitd applied, or not") {
+    json status = base_status("backoff");
+    status["run"] = 2;
+    status["last_exit"] = {{"code", nullptr},   {"signal", "SIGKILL"}, {"duration", 3.0},
+                           {"at", 900.0},       {"timed_out", false},  {"killed_by", nullptr},
+                           {"oom_killed", true}};
+    status["resource_limits"] = {
+        {"applied", {"cpu_max"}},
+        {"not_applied", {{{"key", "memory_max"}, {"reason", "no memory controller"}}}}};
+    ShowReplies replies{status, {{"text", "x"}, {"facts", facts()}}, json::object()};
+    auto f = fields(render_show(replies, 1000.0, false));
+    CHECK(f["last exit"] == "killed by SIGKILL (OOM killer) after 3.0s at " + clock_text(900.0));
+    CHECK(f["limits"] == "cpu_max; not applied: memory_max (no memory controller)");
+    status["resource_limits"] = nullptr;
+    replies.status = status;
+    CHECK(fields(render_show(replies, 1000.0, false)).count("limits") == 0);
+}
+
 TEST_CASE("show view: backoff, failed and a done oneshot say how long and why") {
     json backoff = base_status("backoff");
     backoff["run"] = 4;

@@ -6,6 +6,7 @@
 
 #include <optional>
 #include <string>
+#include <vector>
 
 #include "proto/status.hpp"
 
@@ -27,7 +28,8 @@ inline ServiceStatus awkward_status(int k) {
     // sd_notify STATUS= text is whatever the service sent: quotes, controls, bad UTF-8.
     status.notify_status = "say \"hi\"\t\\ caf\xc3\xa9 \xff\x01 \\u0041";
     status.last_exit = k % 2
-                           ? std::optional<ExitInfo>(ExitInfo{.code = 1, .duration = 2.0})
+                           ? std::optional<ExitInfo>(
+                                 ExitInfo{.code = 1, .duration = 2.0, .oom_killed = k % 3 == 0})
                            : std::optional<ExitInfo>(ExitInfo{
                                  .signal = "SIGKILL", .timed_out = true, .killed_by = "liveness"});
     status.last_launch_error = k == 4 ? std::optional<std::string>("not_found: /x") : std::nullopt;
@@ -40,6 +42,14 @@ inline ServiceStatus awkward_status(int k) {
                                        .last_started = 1.7e9,
                                        .last_result = "failed",
                                        .missed = k};
+    }
+    if (k % 4 == 1) {
+        // [resources]: some keys written, one not and why; or none written.
+        status.resource_limits =
+            ResourceLimitsInfo{.applied = k % 8 == 1 ? std::vector<std::string>{"cpu_max"}
+                                                     : std::vector<std::string>{},
+                               .not_applied = {{"memory_max", "no \"memory\" controller"},
+                                               {"pids_max", "cannot write pids.max"}}};
     }
     if (k % 3 == 1) {
         status.resources.asked = true;

@@ -24,7 +24,10 @@ TEST_CASE("an exited event carries the exit without its `at`, and launch_error")
                               {"duration", 2.0},
                               {"timed_out", true},
                               {"killed_by", "timeout"},
+                              {"oom_killed", false},
                               {"launch_error", nullptr}});
+    event.exited->exit->oom_killed = true;
+    CHECK(json(event)["oom_killed"] == true);
 }
 
 TEST_CASE("an exited event without a process has null code and signal and no timed_out") {

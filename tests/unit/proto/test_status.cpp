@@ -52,15 +52,16 @@ TEST_CASE("an empty service status writes every key, optional ones as null") {
                      "health", "notify_status", "last_exit", "last_launch_error"}) {
         CHECK_MESSAGE(value.contains(key), key);
     }
-    for (auto key : {"type", "stop_timeout", "ready_timeout", "draining_pid", "schedule"}) {
+    for (auto key :
+         {"type", "stop_timeout", "ready_timeout", "draining_pid", "schedule", "resource_limits"}) {
         CHECK_MESSAGE(value.contains(key), key);
     }
-    CHECK(value.size() == 22);
+    CHECK(value.size() == 23);
     CHECK(value["type"] == "service");
     CHECK(value["stop_timeout"] == 5.0);
-    for (auto key :
-         {"group", "pid", "started_at", "uptime", "stopped", "next_restart_in", "health",
-          "notify_status", "last_exit", "last_launch_error", "ready_timeout", "schedule"}) {
+    for (auto key : {"group", "pid", "started_at", "uptime", "stopped", "next_restart_in", "health",
+                     "notify_status", "last_exit", "last_launch_error", "ready_timeout", "schedule",
+                     "resource_limits"}) {
         CHECK_MESSAGE(value[key].is_null(), key);
     }
     CHECK(value["run"] == 0);
@@ -79,8 +80,28 @@ TEST_CASE("a full service status round-trips with the wire types of SPEC §5") {
                                      {"duration", 3.5},
                                      {"at", 1700000001.0},
                                      {"timed_out", false},
-                                     {"killed_by", "liveness"}});
+                                     {"killed_by", "liveness"},
+                                     {"oom_killed", false}});
     CHECK(round_trip(status) == status);
+}
+
+TEST_CASE("resource_limits and an OOM-killed exit round-trip") {
+    auto status = full_status();
+    status.last_exit->oom_killed = true;
+    status.resource_limits = ResourceLimitsInfo{
+        .applied = {"cpu_max", "pids_max"},
+        .not_applied = {{"memory_max", "the memory controller is not available in /sys/x"}}};
+    auto value = json(status);
+    CHECK(value["last_exit"]["oom_killed"] == true);
+    CHECK(value["resource_limits"] ==
+          json{{"applied", {"cpu_max", "pids_max"}},
+               {"not_applied",
+                {{{"key", "memory_max"},
+                  {"reason", "the memory controller is not available in /sys/x"}}}}});
+    CHECK(round_trip(status) == status);
+    // The reply writer gives the same bytes as the tree.
+    CHECK(json::parse(ok_reply(json(1), ServicesResult{{status}})) ==
+          json{{"id", 1}, {"ok", true}, {"result", ServicesResult{{status}}}});
 }
 
 TEST_CASE("daemon status, ping and status results round-trip") {

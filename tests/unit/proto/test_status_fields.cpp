@@ -41,7 +41,7 @@ TEST_CASE("status fields: parsed for status, kept once, unknown names refused") 
     for (const auto& name : status_fields()) {
         CHECK(parse_request(R"({"cmd":"status","fields":[")" + name + "\"]}").has_value());
     }
-    CHECK(status_fields().size() == 23);
+    CHECK(status_fields().size() == 24);
     auto unknown = parse_request(R"({"id":3,"cmd":"status","fields":["state","uptim"]})");
     REQUIRE_FALSE(unknown.has_value());
     CHECK(unknown.error().code == ErrorCode::bad_request);
@@ -127,4 +127,21 @@ TEST_CASE("status rows: other replies are left to parse_reply, bad ones are erro
           "\"run\" has the wrong type in a status row");
     CHECK(error_of(R"({"ok":true,"result":{"services":[{"name":{},"state":"x"}]}})") ==
           "\"name\" has the wrong type in a status row");
+    // resource_limits: an object of a string array and an array of {key, reason}.
+    const std::string row = R"({"ok":true,"result":{"services":[{"name":"a","state":"x",)";
+    CHECK(error_of(row + R"("resource_limits":3}]}})") ==
+          "\"resource_limits\" has the wrong type in a status row");
+    CHECK(error_of(row + R"("resource_limits":{"applied":[1]}}]}})") ==
+          "\"applied\" has the wrong type in a status row");
+    CHECK(error_of(row + R"("resource_limits":{"applied":"cpu_max"}}]}})") ==
+          "\"applied\" has the wrong type in a status row");
+    CHECK(error_of(row + R"("resource_limits":{"not_applied":["memory_max"]}}]}})") ==
+          "\"not_applied\" has the wrong type in a status row");
+    CHECK(error_of(row + R"("resource_limits":{"not_applied":[{"key":1}]}}]}})") ==
+          "\"key\" has the wrong type in a status row");
+    auto limits = rows_read(row + R"("resource_limits":{"applied":["cpu_max"],"new":[[1]],)"
+                                  R"("not_applied":[{"key":"pids_max","reason":"r","x":{}}]}}]}})");
+    REQUIRE(limits.size() == 1);
+    CHECK(limits[0].resource_limits ==
+          ResourceLimitsInfo{.applied = {"cpu_max"}, .not_applied = {{"pids_max", "r"}}});
 }

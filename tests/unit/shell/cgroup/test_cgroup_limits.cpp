@@ -99,4 +99,40 @@ TEST_CASE("without cgroups every limit set is reported not applied") {
           std::pair<std::string, std::string>{"cpu_max", "cgroups not used: off"});
 }
 
+TEST_CASE("--check warns at each key whose controller is missing, or without cgroups") {
+    TempDir dir;
+    const std::string file = dir.write("web.toml",
+                                       "command = [\"/bin/true\"]\n"
+                                       "[resources]\n"
+                                       "  memory_max = \"256MiB\"\n"
+                                       "cpu_max=0.5\n");
+    config::Tree tree;
+    config::ServiceSpec web;
+    web.name = "web";
+    web.file = file;
+    web.resources.edit().memory_max = 256ULL << 20;
+    web.resources.edit().cpu_max = 0.5;
+    config::ServiceSpec instance = web;  // web@2: the same file, warned once
+    instance.name = "web@2";
+    config::ServiceSpec plain;
+    plain.name = "plain";
+    plain.file = file + ".none";
+    tree.services = {web, instance, plain};
+
+    auto warnings = limit_warnings(tree, CgroupChoice{true, "/cg", ""}, {"cpu", "pids"});
+    REQUIRE(warnings.size() == 1);
+    CHECK(warnings[0].to_string() == file +
+                                         ":3:3: warning: resources.memory_max: not applied: the "
+                                         "memory controller is not available in /cg");
+    CHECK(warnings[0].warning);
+    CHECK(limit_warnings(tree, CgroupChoice{true, "/cg", ""}, {"cpu", "memory"}).empty());
+
+    warnings = limit_warnings(tree, CgroupChoice{false, "", "cgroups = \"off\""}, {});
+    REQUIRE(warnings.size() == 2);
+    CHECK(warnings[0].to_string() ==
+          file +
+              ":4:1: warning: resources.cpu_max: not applied: cgroups not used: cgroups = \"off\"");
+    CHECK(warnings[1].line == 3);
+}
+
 }  // namespace pkit::shell::test

@@ -117,6 +117,34 @@ TEST_CASE("log wording: exit words name what pkitd did and why") {
           "killed by SIGKILL after the stop timeout (not ready in time)");
 }
 
+TEST_CASE("log wording: an OOM kill names the OOM killer and the memory_max") {
+    core::ExitRecord oom = exit_signal(SIGKILL);
+    oom.oom_killed = true;
+    core::Event exited = event_of(core::EventType::exited);
+    exited.exit = oom;
+    EndFacts facts = facts_of(core::State::backoff, std::nullopt, oom);
+    facts.memory_max = 256ULL << 20;
+    CHECK(event_text(exited, &facts) ==
+          "svc: killed by the OOM killer (memory_max 256MiB) after 3.21s (run 2)");
+    facts.memory_max.reset();
+    CHECK(event_text(exited, &facts) == "svc: killed by the OOM killer after 3.21s (run 2)");
+    // Another process of the run was killed; the main one exited.
+    core::ExitRecord helper = exit_code(1);
+    helper.oom_killed = true;
+    exited.exit = helper;
+    facts.memory_max = 1ULL << 30;
+    CHECK(event_text(exited, &facts) ==
+          "svc: exited with code 1 after 3.21s; a process of the run was killed by the OOM "
+          "killer (memory_max 1GiB) (run 2)");
+    CHECK(exit_words(oom, SIGTERM, 64ULL << 20) == "killed by the OOM killer (memory_max 64MiB)");
+    CHECK(exit_words(exit_code(1), SIGTERM, 64ULL << 20) == "exit 1");
+    // The event carries it, as status's last_exit does.
+    exited.exit = oom;
+    CHECK(event_json(exited)["oom_killed"] == true);
+    exited.exit = exit_code(0);
+    CHECK(event_json(exited)["oom_killed"] == false);
+}
+
 TEST_CASE("log wording: counts take the singular for one") {
     CHECK(core::count_words(0, "restart") == "0 restarts");
     CHECK(core::count_words(1, "restart") == "1 restart");

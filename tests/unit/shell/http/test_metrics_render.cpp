@@ -27,6 +27,7 @@ TEST_CASE("metrics: a render in slices of any size gives the same exposition as 
         if (i == 3) {
             row.healthy = true;
             row.last_exit_code = 2;
+            row.oom_kills = 4;
         }
         if (i == 4) {  // a scheduled job
             row.next_run = 1700000000.5;
@@ -41,6 +42,11 @@ TEST_CASE("metrics: a render in slices of any size gives the same exposition as 
           std::string::npos);
     CHECK(expected.find("pkit_service_healthy{service=\"s3\"} 1\n") != std::string::npos);
     CHECK(expected.find("pkit_service_healthy{service=\"s2\"}") == std::string::npos);
+    CHECK(expected.find("# HELP pkit_service_oom_kills_total Runs during which the kernel's OOM "
+                        "killer killed") != std::string::npos);
+    CHECK(expected.find("# TYPE pkit_service_oom_kills_total counter\n") != std::string::npos);
+    CHECK(expected.find("pkit_service_oom_kills_total{service=\"s3\"} 4\n") != std::string::npos);
+    CHECK(expected.find("pkit_service_oom_kills_total{service=\"s2\"} 0\n") != std::string::npos);
     CHECK(expected.find("pkit_service_resident_memory_bytes{service=\"s4\"} 0\n") !=
           std::string::npos);
     CHECK(expected.find("pkit_service_next_run_timestamp_seconds{service=\"s4\"} 1700000000.5\n") !=

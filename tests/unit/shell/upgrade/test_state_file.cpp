@@ -17,7 +17,7 @@ using nlohmann::json;
 
 // Four services in four states at t = 5 s: `api` running with two output lines, `db`
 // in backoff after a failed launch, `job` stopped by the operator after a crash, and
-// `web` failed for good (no restarts allowed).
+// `web` failed for good (no restarts allowed) after an OOM kill.
 core::Supervisor four_states() {
     config::ServiceSpec api = spec("api");
     config::ServiceSpec db = spec("db");
@@ -35,7 +35,9 @@ core::Supervisor four_states() {
     CHECK(sup.on_exit(102, exited(3), at(1)));
     sup.stop_service(2, at(2));
     sup.on_spawned(3, 1, 103, at(0.1));
-    CHECK(sup.on_exit(103, exited(1), at(2)));
+    core::ProcessExit oom = exited(1);
+    oom.oom_killed = true;  // a process of web's run was OOM-killed (SPEC §15)
+    CHECK(sup.on_exit(103, oom, at(2)));
     sup.take_actions();
     return sup;
 }
@@ -56,6 +58,7 @@ DaemonFacts facts() {
     f.orphans_reaped = 7;
     f.fds = {{"control", 3, "", 0, "", ""}, {"stdout", 9, "api", 1, "half a li", ""}};
     f.scaled = {{"worker", 2, 4}};
+    f.cgroup_runs = {{"api", 2'500'000, 3}, {"db", std::nullopt, std::nullopt}};
     return f;
 }
 
@@ -103,12 +106,16 @@ TEST_CASE("the state read back gives every service the same state, counters and 
         if (a.last_exit()) {
             CHECK(b.last_exit()->code == a.last_exit()->code);
             CHECK(b.last_exit()->duration == a.last_exit()->duration);
+            CHECK(b.last_exit()->oom_killed == a.last_exit()->oom_killed);
         }
+        CHECK(b.oom_kills() == a.oom_kills());
     }
     CHECK(after.service(0).state() == core::State::running);
     CHECK(after.service(1).state() == core::State::backoff);
     CHECK(after.service(2).state() == core::State::stopped);
     CHECK(after.service(3).state() == core::State::failed);
+    CHECK(after.service(3).oom_kills() == 1);
+    CHECK(after.service(3).last_exit()->oom_killed);
     // Written again, the restored state is the same document.
     CHECK(write_state(after, facts(), mono(5)) == doc);
     // The running run's pid is known again: its exit is a run's, not an orphan's.
@@ -140,6 +147,13 @@ TEST_CASE("the daemon's facts and kept descriptors are read back") {
     CHECK(read->scaled[0].file == "worker");
     CHECK(read->scaled[0].file_count == 2);
     CHECK(read->scaled[0].count == 4);
+    // What api's run read from its cgroup at its start (SPEC §15), null where nothing was.
+    REQUIRE(read->cgroup_runs.size() == 2);
+    CHECK(read->cgroup_runs[0].service == "api");
+    CHECK(read->cgroup_runs[0].usage_usec == 2'500'000U);
+    CHECK(read->cgroup_runs[0].oom_kill == 3U);
+    CHECK_FALSE(read->cgroup_runs[1].usage_usec.has_value());
+    CHECK_FALSE(read->cgroup_runs[1].oom_kill.has_value());
 }
 
 TEST_CASE("the counts scale set apply where the file's own count is still theirs") {
@@ -205,7 +219,12 @@ TEST_CASE("a state of version 1, from a pkitd before pause, is read") {
     doc["version"] = 1;
     for (auto& [name, service] : doc["core"]["services"].items()) {
         service.erase("paused");
+        service.erase("oom_kills");  // version 2 added the OOM kills too
+        if (service.contains("last_exit") && service["last_exit"].is_object()) {
+            service["last_exit"].erase("oom_killed");
+        }
     }
+    doc.erase("cgroup_runs");
     doc.erase("scaled");  // version 2 added the counts `scale` set too
     auto read = read_facts(json::parse(doc.dump()));
     REQUIRE_MESSAGE(read.has_value(), read.error());
@@ -237,6 +256,9 @@ TEST_CASE("the reader refuses what it cannot trust, naming the field") {
     doc = good;
     doc["core"]["services"]["db"]["phase"] = 12;  // paused, without its record
     CHECK(refused(doc) == "core.services.db.paused: does not match the phase");
+    doc = good;
+    doc["core"]["services"]["web"].erase("oom_kills");
+    CHECK(refused(doc) == "core.services.web.oom_kills: missing");
     doc = good;
     doc["format"] = "something else";
     CHECK(refused(doc) == "not a pkit state file");

@@ -1,0 +1,40 @@
+#include "daemon/shell/cgroup/run_resources.hpp"
+
+#include <utility>
+
+#include "daemon/shell/cgroup/cgroup_tree.hpp"
+
+namespace pkit::shell {
+
+std::vector<proto::Resources> read_run_resources(const std::vector<pid_t>& groups,
+                                                 const std::vector<RunCgroupRead>& cgroups,
+                                                 ProcStatCache& cache) {
+    if (cgroups.size() != groups.size()) {
+        return read_group_resources(groups, cache);
+    }
+    std::vector<std::pair<pid_t, std::size_t>> members;
+    for (std::size_t k = 0; k < groups.size(); ++k) {
+        if (groups[k] > 0 && !cgroups[k].dir.empty()) {
+            for (pid_t pid : cgroup_procs(cgroups[k].dir)) {
+                members.emplace_back(pid, k);
+            }
+        }
+    }
+    std::vector<proto::Resources> result = read_group_resources(groups, cache, std::move(members));
+    for (std::size_t k = 0; k < groups.size(); ++k) {
+        const RunCgroupRead& cgroup = cgroups[k];
+        if (groups[k] <= 0 || cgroup.dir.empty()) {
+            continue;
+        }
+        if (auto usage = cgroup_cpu_usage_usec(cgroup.dir);
+            usage && cgroup.cpu_base_usec && *usage >= *cgroup.cpu_base_usec) {
+            result[k].cpu_seconds = static_cast<double>(*usage - *cgroup.cpu_base_usec) / 1e6;
+        }
+        if (auto memory = cgroup_memory_current(cgroup.dir)) {
+            result[k].rss_bytes = static_cast<std::int64_t>(*memory);
+        }
+    }
+    return result;
+}
+
+}  // namespace pkit::shell

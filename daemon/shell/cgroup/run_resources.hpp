@@ -1,0 +1,37 @@
+#pragma once
+// What a run uses, read from its cgroup (SPEC §15) where pkitd runs services in cgroups,
+// from its process group's /proc figures where a cgroup file is missing. One function
+// for `status` (on the loop) and /metrics (on libuv's pool), so both show the same.
+
+#include <sys/types.h>
+
+#include <cstdint>
+#include <optional>
+#include <string>
+#include <vector>
+
+#include "daemon/shell/io/resources.hpp"
+#include "proto/status.hpp"
+
+namespace pkit::shell {
+
+// One run's cgroup, as the reader needs it: plain values, copied on the loop.
+struct RunCgroupRead {
+    std::string dir;  // the service's cgroup directory; empty: no cgroup
+    // cpu.stat usage_usec when the run started; nullopt: not read (the /proc figure
+    // stands then).
+    std::optional<std::uint64_t> cpu_base_usec;
+};
+
+// The resources of each run whose process group is `groups[k]` (0: no run). With
+// `cgroups` (empty: none; else one a group, same order), a run is its cgroup: its
+// processes are those cgroup.procs lists (those that left its process group too), its
+// CPU time is cpu.stat usage_usec less the base (what exited processes used counts)
+// and its memory memory.current; each falls back to the /proc figure of the process
+// group when its file is missing (memory.current without the memory controller).
+// Only file reads: safe off the loop.
+std::vector<proto::Resources> read_run_resources(const std::vector<pid_t>& groups,
+                                                 const std::vector<RunCgroupRead>& cgroups,
+                                                 ProcStatCache& cache);
+
+}  // namespace pkit::shell
