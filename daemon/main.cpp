@@ -188,6 +188,16 @@ int run(const Options& options, pkit::shell::SystemdEnvironment systemd) {
                   << (tree.error().size() == 1 ? "" : "s") << " in " << dir << '\n';
         return 2;
     }
+    // With cgroups = "required", a [resources] key whose controller this cgroup does
+    // not have is a configuration error (SPEC §15).
+    if (auto errors = pkit::shell::required_limit_errors(*tree, "/proc/self"); !errors.empty()) {
+        for (const auto& diagnostic : errors) {
+            std::cerr << diagnostic.to_string() << '\n';
+        }
+        std::cerr << "pkitd: " << errors.size() << " configuration error"
+                  << (errors.size() == 1 ? "" : "s") << " in " << dir << '\n';
+        return 2;
+    }
     if (options.check) {
         // [resources] keys this pkitd would not apply here (SPEC §15): warnings only.
         for (const auto& warning : pkit::shell::limit_warnings(*tree, "/proc/self")) {

@@ -9,6 +9,7 @@
 
 #include <exception>
 
+#include "daemon/shell/cgroup/cgroup_limits.hpp"
 #include "daemon/shell/control/request_handler.hpp"
 #include "daemon/shell/daemon.hpp"
 #include "daemon/shell/http/endpoint.hpp"
@@ -96,6 +97,13 @@ Daemon::ReloadResult Daemon::apply_reload(config::LoadResult tree) {
     };
     if (!tree) {
         return refuse(tree.error());
+    }
+    if (m_cgroup_tree) {
+        if (auto errors =
+                required_limit_errors(*tree, m_cgroup_choice, m_cgroup_tree->controllers());
+            !errors.empty()) {
+            return refuse(errors);
+        }
     }
     // New [[listen]] sockets are bound before anything changes: one that cannot be
     // bound fails the reload like any other configuration error.

@@ -204,6 +204,57 @@ TEST_CASE("required uses a writable cgroup that is not delegated") {
     CHECK(pkitd.stop() == 0);
 }
 
+TEST_CASE("required: a [resources] key whose controller is missing is a configuration error") {
+    NEED_CGROUP(cg);
+    // A key whose controller this cgroup does not offer its children.
+    const std::string offered = " " + read_file(cg->path() + "/cgroup.controllers") + " ";
+    std::string key;
+    std::string controller;
+    for (auto [k, c] :
+         {std::pair{"memory_max = \"64MiB\"", "memory"}, std::pair{"pids_max = 100", "pids"},
+          std::pair{"io_weight = 50", "io"}, std::pair{"cpu_weight = 50", "cpu"}}) {
+        if (offered.find(std::string(" ") + c + " ") == std::string::npos &&
+            offered.find(std::string(" ") + c + "\n") == std::string::npos) {
+            key = k;
+            controller = c;
+            break;
+        }
+    }
+    if (key.empty()) {
+        PKIT_SKIP("every controller is available in " + cg->path() + ": nothing to refuse");
+    }
+    const std::string name = key.substr(0, key.find(' '));
+    const std::string error =
+        "web.toml:5:1: error: resources." + name + ": cannot be applied: the " + controller +
+        " controller is not available in " + cg->path() + " (cgroups = \"required\")";
+    TempDir dir;
+    dir.daemon_config("cgroups = \"required\"\n");
+    SUBCASE("at start-up pkitd exits 2 and starts nothing") {
+        dir.service("web", runner_toml() + "[resources]\n" + key + "\n");
+        Daemon pkitd(dir, {.cgroup = cg->path()});
+        auto status = pkitd.wait_exit(10s);
+        REQUIRE(status);
+        CHECK_MESSAGE(*status == 2, pkitd.log());
+        CHECK_MESSAGE(pkitd.log().find(error) != std::string::npos, pkitd.log());
+        CHECK_FALSE(fs::exists(cg->path() + "/web"));
+    }
+    SUBCASE("a reload that adds one is refused, and nothing changes") {
+        dir.service("web", runner_toml());
+        Daemon pkitd(dir, {.cgroup = cg->path()});
+        pkitd.wait_ready();
+        Client client = pkitd.client();
+        const json pid = wait_running(client, "web")["pid"];
+        dir.service("web", runner_toml() + "[resources]\n" + key + "\n");
+        CommandResult reload = ctl(pkitd, {"reload"});
+        CHECK(reload.exit_code != 0);
+        CHECK_MESSAGE(reload.all().find(error) != std::string::npos, reload.all());
+        json web = status(client, "web");
+        CHECK(web["pid"] == pid);
+        CHECK(web["resource_limits"].is_null());
+        CHECK(pkitd.stop() == 0);
+    }
+}
+
 TEST_CASE("required without a writable cgroup: pkitd exits 3 saying why") {
     NEED_CGROUP(cg);
     if (!have_program("unshare") || !have_program("mount")) {

@@ -3,6 +3,7 @@
 #include <algorithm>
 #include <cmath>
 #include <cstring>
+#include <optional>
 #include <set>
 
 namespace pkit::shell {
@@ -155,7 +156,7 @@ std::vector<config::Diagnostic> limit_warnings(const config::Tree& tree, const C
         if (writes.empty() || !files.insert(spec.file).second) {
             continue;
         }
-        const std::string text = read_small_file(spec.file).value_or("");
+        std::optional<std::string> text;  // read for the first key to report
         for (const LimitWrite& w : writes) {
             std::string why;
             if (!choice.enabled) {
@@ -165,7 +166,10 @@ std::vector<config::Diagnostic> limit_warnings(const config::Tree& tree, const C
             } else {
                 continue;
             }
-            auto [line, column] = key_position(text, w.key);
+            if (!text) {
+                text = read_small_file(spec.file).value_or("");
+            }
+            auto [line, column] = key_position(*text, w.key);
             config::Diagnostic d;
             d.file = spec.file;
             d.line = line;
@@ -178,17 +182,55 @@ std::vector<config::Diagnostic> limit_warnings(const config::Tree& tree, const C
     return warnings;
 }
 
-std::vector<config::Diagnostic> limit_warnings(const config::Tree& tree,
-                                               const std::string& proc_self) {
+std::vector<config::Diagnostic> required_limit_errors(const config::Tree& tree,
+                                                      const CgroupChoice& choice,
+                                                      const std::vector<std::string>& available) {
+    if (tree.daemon.cgroups != config::CgroupMode::required || !choice.enabled) {
+        return {};
+    }
+    std::vector<config::Diagnostic> errors = limit_warnings(tree, choice, available);
+    for (config::Diagnostic& d : errors) {
+        d.warning = false;
+        const std::string cut = ": not applied: ";
+        if (auto at = d.message.find(cut); at != std::string::npos) {
+            d.message.replace(at, cut.size(), ": cannot be applied: ");
+        }
+        d.message += " (cgroups = \"required\")";
+    }
+    return errors;
+}
+
+namespace {
+
+// The cgroup pkitd would use, found from `proc_self`, and its available controllers.
+std::pair<CgroupChoice, std::vector<std::string>> cgroup_here(const config::Tree& tree,
+                                                              const std::string& proc_self) {
     const config::CgroupMode mode = tree.daemon.cgroups;
-    const CgroupChoice choice = choose_cgroup(
+    CgroupChoice choice = choose_cgroup(
         mode, mode == config::CgroupMode::off ? CgroupFacts{} : gather_cgroup_facts(proc_self));
     std::vector<std::string> available;
     if (choice.enabled) {
         available =
             controller_words(read_small_file(choice.path + "/cgroup.controllers").value_or(""));
     }
+    return {std::move(choice), std::move(available)};
+}
+
+}  // namespace
+
+std::vector<config::Diagnostic> limit_warnings(const config::Tree& tree,
+                                               const std::string& proc_self) {
+    auto [choice, available] = cgroup_here(tree, proc_self);
     return limit_warnings(tree, choice, available);
+}
+
+std::vector<config::Diagnostic> required_limit_errors(const config::Tree& tree,
+                                                      const std::string& proc_self) {
+    if (tree.daemon.cgroups != config::CgroupMode::required) {
+        return {};
+    }
+    auto [choice, available] = cgroup_here(tree, proc_self);
+    return required_limit_errors(tree, choice, available);
 }
 
 }  // namespace pkit::shell

@@ -54,5 +54,14 @@ std::vector<config::Diagnostic> limit_warnings(const config::Tree& tree, const C
 // The same for this process: its cgroup found from `proc_self` as pkitd would.
 std::vector<config::Diagnostic> limit_warnings(const config::Tree& tree,
                                                const std::string& proc_self);
+// With `cgroups = "required"` and a cgroup in use, each key whose controller is not
+// among `available` is a configuration error (SPEC §15), positioned as above; empty
+// otherwise (no cgroup at all is pkitd's exit 3, not a key's error).
+std::vector<config::Diagnostic> required_limit_errors(const config::Tree& tree,
+                                                      const CgroupChoice& choice,
+                                                      const std::vector<std::string>& available);
+// The same for this process, as limit_warnings(tree, proc_self) finds its cgroup.
+std::vector<config::Diagnostic> required_limit_errors(const config::Tree& tree,
+                                                      const std::string& proc_self);
 
 }  // namespace pkit::shell

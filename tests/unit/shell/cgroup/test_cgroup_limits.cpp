@@ -133,6 +133,20 @@ TEST_CASE("--check warns at each key whose controller is missing, or without cgr
           file +
               ":4:1: warning: resources.cpu_max: not applied: cgroups not used: cgroups = \"off\"");
     CHECK(warnings[1].line == 3);
+
+    // With cgroups = "required" the same keys are configuration errors (SPEC §15), but
+    // only where a cgroup is in use: none at all is pkitd's exit 3, not a key's error.
+    CHECK(required_limit_errors(tree, CgroupChoice{true, "/cg", ""}, {"cpu", "pids"}).empty());
+    tree.daemon.cgroups = config::CgroupMode::required;
+    auto errors = required_limit_errors(tree, CgroupChoice{true, "/cg", ""}, {"cpu", "pids"});
+    REQUIRE(errors.size() == 1);
+    CHECK_FALSE(errors[0].warning);
+    CHECK(errors[0].to_string() ==
+          file +
+              ":3:3: error: resources.memory_max: cannot be applied: the memory "
+              "controller is not available in /cg (cgroups = \"required\")");
+    CHECK(required_limit_errors(tree, CgroupChoice{true, "/cg", ""}, {"cpu", "memory"}).empty());
+    CHECK(required_limit_errors(tree, CgroupChoice{false, "", "read-only"}, {}).empty());
 }
 
 }  // namespace pkit::shell::test

@@ -233,12 +233,14 @@ TEST_CASE("a state of version 1, from a pkitd before pause, is read") {
     REQUIRE(apply_state(json::parse(doc.dump()), after, mono(5.2)).has_value());
     CHECK(after.service(0).state() == core::State::running);
     CHECK(after.service(1).state() == core::State::backoff);
-    // A version 2 state must have the field.
+    // A version 2 state must have the fields that version added.
     doc["version"] = 2;
+    doc["scaled"] = json::array();
+    doc["cgroup_runs"] = json::array();
     core::Supervisor strict = fresh();
     auto refused = apply_state(doc, strict, mono(5.2));
     REQUIRE_FALSE(refused.has_value());
-    CHECK(refused.error() == "core.services.api.paused: missing");
+    CHECK(refused.error() == "core.services.api.oom_kills: missing");
 }
 
 TEST_CASE("the reader refuses what it cannot trust, naming the field") {
