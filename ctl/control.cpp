@@ -61,13 +61,8 @@ std::chrono::milliseconds reply_timeout(const GlobalOptions& global,
 }
 
 int run_control(const GlobalOptions& global, const ControlOptions& options) {
-    auto name = std::string(proto::to_string(options.command));
-    if (options.names.empty() && !options.all) {
-        throw usage_error(name + ": name at least one service, or --all");
-    }
-    if (!options.names.empty() && options.all) {
-        throw usage_error(name + ": give service names or --all, not both");
-    }
+    require_names_or_all(std::string(proto::to_string(options.command)), options.names,
+                         options.all);
     proto::Request request{.cmd = options.command, .services = options.names, .all = options.all};
     request.no_block = options.no_block;
     request.rolling = options.rolling;

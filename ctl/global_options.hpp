@@ -5,6 +5,7 @@
 
 #include <stdexcept>
 #include <string>
+#include <vector>
 
 namespace pkit::ctl {
 
@@ -42,6 +43,17 @@ private:
 // A usage mistake found after parsing (exit 2).
 inline CtlError usage_error(const std::string& message) {
     return CtlError(k_exit_usage, message);
+}
+
+// A command over services (start, stop, pause, ...) names some, or says --all: one.
+inline void require_names_or_all(const std::string& command, const std::vector<std::string>& names,
+                                 bool all) {
+    if (names.empty() && !all) {
+        throw usage_error(command + ": name at least one service, or --all");
+    }
+    if (!names.empty() && all) {
+        throw usage_error(command + ": give service names or --all, not both");
+    }
 }
 
 }  // namespace pkit::ctl

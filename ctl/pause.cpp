@@ -20,13 +20,8 @@ struct PauseOptions {
 };
 
 int run_pause(const GlobalOptions& global, const PauseOptions& options) {
-    auto name = std::string(proto::to_string(options.command));
-    if (options.names.empty() && !options.all) {
-        throw usage_error(name + ": name at least one service, or --all");
-    }
-    if (!options.names.empty() && options.all) {
-        throw usage_error(name + ": give service names or --all, not both");
-    }
+    require_names_or_all(std::string(proto::to_string(options.command)), options.names,
+                         options.all);
     proto::Request request{.cmd = options.command, .services = options.names, .all = options.all};
     return print_services(global, call(global, request));
 }

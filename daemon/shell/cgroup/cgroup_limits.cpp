@@ -53,22 +53,6 @@ std::pair<int, int> key_position(std::string_view text, std::string_view key) {
     return {1, 1};
 }
 
-std::vector<std::string> controller_words(std::string_view text) {
-    std::vector<std::string> out;
-    std::size_t i = 0;
-    while (i < text.size()) {
-        std::size_t start = text.find_first_not_of(" \n", i);
-        if (start == std::string_view::npos) {
-            break;
-        }
-        std::size_t end = text.find_first_of(" \n", start);
-        end = end == std::string_view::npos ? text.size() : end;
-        out.emplace_back(text.substr(start, end - start));
-        i = end;
-    }
-    return out;
-}
-
 }  // namespace
 
 std::vector<LimitWrite> limit_writes(const config::ResourceLimits& limits,
@@ -210,8 +194,7 @@ std::pair<CgroupChoice, std::vector<std::string>> cgroup_here(const config::Tree
         mode, mode == config::CgroupMode::off ? CgroupFacts{} : gather_cgroup_facts(proc_self));
     std::vector<std::string> available;
     if (choice.enabled) {
-        available =
-            controller_words(read_small_file(choice.path + "/cgroup.controllers").value_or(""));
+        available = cgroup_words(read_small_file(choice.path + "/cgroup.controllers").value_or(""));
     }
     return {std::move(choice), std::move(available)};
 }

@@ -46,7 +46,9 @@ std::vector<pid_t> parse_pids(std::string_view text) {
     return pids;
 }
 
-std::vector<std::string> words(std::string_view text) {
+}  // namespace
+
+std::vector<std::string> cgroup_words(std::string_view text) {
     std::vector<std::string> out;
     std::size_t i = 0;
     while (i < text.size()) {
@@ -61,8 +63,6 @@ std::vector<std::string> words(std::string_view text) {
     }
     return out;
 }
-
-}  // namespace
 
 std::optional<std::string> read_small_file(const std::string& path) {
     int fd = ::open(path.c_str(), O_RDONLY | O_CLOEXEC);
@@ -164,7 +164,7 @@ std::expected<std::unique_ptr<CgroupTree>, std::string> CgroupTree::open(std::st
     }
     // Each controller on its own: one the parent does not grant fails alone.
     auto available = read_small_file(tree->m_root + "/cgroup.controllers");
-    for (const std::string& controller : words(available.value_or(""))) {
+    for (const std::string& controller : cgroup_words(available.value_or(""))) {
         if (write_file(tree->m_root + "/cgroup.subtree_control", "+" + controller)) {
             tree->m_controllers.push_back(controller);
         }

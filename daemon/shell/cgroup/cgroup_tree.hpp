@@ -95,6 +95,9 @@ std::optional<std::uint64_t> cgroup_cpu_usage_usec(const std::string& dir);
 std::optional<std::uint64_t> cgroup_memory_current(const std::string& dir);
 std::optional<std::uint64_t> cgroup_oom_kills(const std::string& dir);
 
+// The words of a cgroupfs list such as cgroup.controllers ("cpu io memory\n").
+std::vector<std::string> cgroup_words(std::string_view text);
+
 // Reads a small file whole; nullopt on any error.
 std::optional<std::string> read_small_file(const std::string& path);
 // Writes `text` to an existing file (O_WRONLY, no O_CREAT): cgroupfs takes each write as
