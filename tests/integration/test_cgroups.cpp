@@ -293,11 +293,17 @@ TEST_CASE("with cgroups a run's resources count the processes that left its grou
     Client client = pkitd.client();
     wait_running(client, "web");
     wait_file(dir.file("burnt"));
-    json reply = client.request({{"cmd", "status"}, {"services", {"web"}}, {"resources", true}});
-    json used = reply["result"]["services"][0]["resources"];
-    REQUIRE_MESSAGE(used.is_object(), reply.dump());
-    // The main process and the escaped one, though only the main one is in the group.
-    CHECK_MESSAGE(used["processes"] == 2, used.dump());
+    // The main process and the escaped one, though only the main one is in the group
+    // (once the escaped one's `touch` has exited: polled, not read once).
+    json used;
+    wait_for(
+        [&] {
+            json reply =
+                client.request({{"cmd", "status"}, {"services", {"web"}}, {"resources", true}});
+            used = reply["result"]["services"][0]["resources"];
+            return used.is_object() && used["processes"] == 2;
+        },
+        10s, "resources count 2 processes", [&] { return used.dump(); });
     CHECK_MESSAGE(used["rss_bytes"].get<double>() > 0, used.dump());
     // The escaped process's loop ran in the cgroup: its CPU time is the run's.
     CHECK_MESSAGE(used["cpu_seconds"].get<double>() > 0.0, used.dump());

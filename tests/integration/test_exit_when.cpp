@@ -27,7 +27,8 @@ TEST_CASE("exit_when all_done: every job done, pkitd exits 0") {
     Daemon pkitd(dir);
     pkitd.wait_ready();
     Client client = pkitd.client();
-    CHECK(status(client, "migrate")["state"] == "running");
+    // Its launch may still be in flight just after pkitd is ready: polled.
+    wait_status(client, "migrate", state_is("running"), 10s, "migrate runs");
     CHECK(status(client, "report")["state"] == "waiting");
     open_gate(dir);
     auto code = pkitd.wait_exit(15s);
