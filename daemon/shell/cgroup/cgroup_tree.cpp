@@ -276,16 +276,8 @@ std::optional<std::uint64_t> CgroupTree::cpu_usage_usec(std::string_view name) c
     return cgroup_cpu_usage_usec(dir(name));
 }
 
-std::optional<std::uint64_t> CgroupTree::memory_current(std::string_view name) const {
-    return cgroup_memory_current(dir(name));
-}
-
 std::optional<std::uint64_t> CgroupTree::oom_kills(std::string_view name) const {
     return cgroup_oom_kills(dir(name));
-}
-
-std::vector<pid_t> CgroupTree::procs(std::string_view name) const {
-    return cgroup_procs(dir(name));
 }
 
 std::expected<void, int> CgroupTree::freeze(std::string_view name, bool frozen) const {

@@ -57,13 +57,9 @@ public:
     std::size_t signal(std::string_view name, int signo) const;
     // cpu.stat usage_usec of ROOT/NAME.
     std::optional<std::uint64_t> cpu_usage_usec(std::string_view name) const;
-    // memory.current of ROOT/NAME; nullopt without the memory controller.
-    std::optional<std::uint64_t> memory_current(std::string_view name) const;
     // memory.events oom_kill of ROOT/NAME: processes the kernel's OOM killer killed in
     // it so far; nullopt without the memory controller.
     std::optional<std::uint64_t> oom_kills(std::string_view name) const;
-    // The processes in ROOT/NAME (cgroup.procs).
-    std::vector<pid_t> procs(std::string_view name) const;
     // Freezes (`frozen`) or thaws ROOT/NAME (cgroup.freeze, SPEC §15 pause). The write
     // returns at once; the kernel then freezes every process and says so in
     // cgroup.events (`frozen 1`). Returns the errno on failure.

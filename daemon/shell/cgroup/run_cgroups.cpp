@@ -152,16 +152,6 @@ RunCgroupRead RunCgroups::read_of(std::size_t service, const std::string& name) 
     return read;
 }
 
-std::optional<double> RunCgroups::run_cpu_seconds(std::size_t service,
-                                                  const std::string& name) const {
-    auto usage = m_tree.cpu_usage_usec(name);
-    if (!usage || service >= m_cpu_base.size() || !m_cpu_base[service] ||
-        *usage < *m_cpu_base[service]) {
-        return std::nullopt;
-    }
-    return static_cast<double>(*usage - *m_cpu_base[service]) / 1e6;
-}
-
 std::optional<core::TimePoint> RunCgroups::next_deadline() const {
     std::optional<core::TimePoint> next;
     for (const auto& held : m_held) {

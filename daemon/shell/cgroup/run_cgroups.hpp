@@ -62,9 +62,6 @@ public:
     // A run of `service` started: its cgroup's CPU time and OOM kills from now on are
     // the run's (cpu.stat usage_usec and memory.events oom_kill read now).
     void run_started(std::size_t service, const std::string& name);
-    // The CPU time of `service`'s current run, from its cgroup (cpu.stat), which counts
-    // every process that was ever in it, exited or not.
-    std::optional<double> run_cpu_seconds(std::size_t service, const std::string& name) const;
     // Whether the kernel's OOM killer killed a process of `service`'s cgroup since its
     // current run started: memory.events oom_kill read again, at the run's end, and
     // compared (false without the memory controller, or without a reading at the start).
