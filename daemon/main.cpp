@@ -15,9 +15,10 @@
 #include <cstring>
 #include <expected>
 #include <filesystem>
+#include <future>
 #include <iostream>
+#include <optional>
 
-#include "config/instances.hpp"
 #include "config/loader.hpp"
 #include "daemon/core/persist.hpp"
 #include "daemon/shell/cgroup/cgroup_limits.hpp"
@@ -112,17 +113,17 @@ std::string running_binary() {
 }
 
 // The state a previous pkitd handed over in `fd` (SPEC §16): parsed where the memory
-// file lies, mapped (no copy of its text stays on the heap), then closed; discarded
-// when it is not JSON.
-nlohmann::json read_state(int fd) {
-    nlohmann::json doc = nlohmann::json::value_t::discarded;
+// file lies, mapped (no copy of its text stays on the heap), then closed.
+std::expected<pkit::proto::JsonTree, std::string> read_state(int fd) {
+    std::expected<pkit::proto::JsonTree, std::string> doc =
+        std::unexpected("empty, or cannot be read");
     struct stat info {};
     if (::fstat(fd, &info) == 0 && info.st_size > 0) {
         auto size = static_cast<std::size_t>(info.st_size);
         void* at = ::mmap(nullptr, size, PROT_READ, MAP_PRIVATE, fd, 0);
         if (at != MAP_FAILED) {
-            const char* text = static_cast<const char*>(at);
-            doc = nlohmann::json::parse(text, text + size, nullptr, false);
+            doc =
+                pkit::proto::JsonTree::parse(std::string_view(static_cast<const char*>(at), size));
             ::munmap(at, size);
         }
     }
@@ -146,20 +147,42 @@ void close_inherited() {
     }
 }
 
-// Checks the handed-over state against this configuration, on a scratch supervisor;
-// the reason it cannot be used, or the document.
-std::expected<nlohmann::json, std::string> usable_state(nlohmann::json doc,
-                                                        const pkit::config::Tree& tree) {
-    if (doc.is_discarded()) {
-        return std::unexpected("the state is not valid JSON");
+// What an upgrade in place resumes (SPEC §16): the supervisor built from `tree` (the
+// configuration as read from disk, given the counts `scale` set) and filled from the
+// handed-over state, and the state's daemon-wide part; or why the state cannot be used.
+// `tree` is used up either way.
+struct Resumed {
+    pkit::core::Supervisor supervisor;
+    pkit::shell::upgrade::DaemonFacts facts;
+};
+std::expected<Resumed, std::string> resume_from(
+    const std::expected<pkit::proto::JsonTree, std::string>& state, pkit::config::Tree tree) {
+    if (!state) {
+        return std::unexpected("the state is " + state.error());
     }
-    pkit::core::Supervisor scratch(tree, [] { return 0.5; });
+    auto facts = pkit::shell::upgrade::read_facts(*state);
+    if (!facts) {
+        return std::unexpected(facts.error());
+    }
+    pkit::shell::upgrade::apply_scaled(facts->scaled, tree);
+    pkit::core::Supervisor supervisor(std::move(tree), nullptr);
     auto applied =
-        pkit::shell::upgrade::apply_state(doc, scratch, std::chrono::steady_clock::now());
+        pkit::shell::upgrade::apply_state(*state, supervisor, std::chrono::steady_clock::now());
     if (!applied) {
         return std::unexpected(applied.error());
     }
-    return std::expected<nlohmann::json, std::string>(std::in_place, std::move(doc));
+    return Resumed{std::move(supervisor), std::move(*facts)};
+}
+
+// Prints a load's errors; the exit status 2.
+int configuration_errors(const std::string& dir,
+                         const std::vector<pkit::config::Diagnostic>& errors) {
+    for (const auto& diagnostic : errors) {
+        std::cerr << diagnostic.to_string() << '\n';
+    }
+    std::cerr << "pkitd: " << errors.size() << " configuration error"
+              << (errors.size() == 1 ? "" : "s") << " in " << dir << '\n';
+    return 2;
 }
 
 int run(const Options& options, pkit::shell::SystemdEnvironment systemd) {
@@ -167,9 +190,10 @@ int run(const Options& options, pkit::shell::SystemdEnvironment systemd) {
         options.config_dir.empty() ? env_or("PKIT_CONFIG", "/etc/pkit") : options.config_dir;
     // The start-up load keeps nothing: the reload cache is filled by the first reload,
     // so a pkitd that is never reloaded holds one copy of each service, not two.
-    nlohmann::json state;
+    // After an upgrade, the state is parsed on a second thread meanwhile.
+    std::future<std::expected<pkit::proto::JsonTree, std::string>> state;
     if (options.resume_fd >= 0) {
-        state = read_state(options.resume_fd);
+        state = std::async(std::launch::async, read_state, options.resume_fd);
     }
     std::vector<pkit::config::Diagnostic> warnings;
     auto load_options = pkit::config::default_load_options();
@@ -181,22 +205,12 @@ int run(const Options& options, pkit::shell::SystemdEnvironment systemd) {
         std::cerr << warning.to_string() << '\n';
     }
     if (!tree) {
-        for (const auto& diagnostic : tree.error()) {
-            std::cerr << diagnostic.to_string() << '\n';
-        }
-        std::cerr << "pkitd: " << tree.error().size() << " configuration error"
-                  << (tree.error().size() == 1 ? "" : "s") << " in " << dir << '\n';
-        return 2;
+        return configuration_errors(dir, tree.error());
     }
     // With cgroups = "required", a [resources] key whose controller this cgroup does
     // not have is a configuration error (SPEC §15).
     if (auto errors = pkit::shell::required_limit_errors(*tree, "/proc/self"); !errors.empty()) {
-        for (const auto& diagnostic : errors) {
-            std::cerr << diagnostic.to_string() << '\n';
-        }
-        std::cerr << "pkitd: " << errors.size() << " configuration error"
-                  << (errors.size() == 1 ? "" : "s") << " in " << dir << '\n';
-        return 2;
+        return configuration_errors(dir, errors);
     }
     if (options.check) {
         // [resources] keys this pkitd would not apply here (SPEC §15): warnings only.
@@ -217,35 +231,37 @@ int run(const Options& options, pkit::shell::SystemdEnvironment systemd) {
     daemon_options.systemd = std::move(systemd);
     daemon_options.load_cache = std::make_shared<pkit::config::LoadCache>();
     daemon_options.binary = running_binary();
+    std::optional<pkit::core::Supervisor> resumed;
     if (options.resume_fd >= 0) {
-        // The counts `pkitctl scale` set are part of the tree the state was made with.
-        std::vector<pkit::shell::upgrade::ScaledFact> scaled;
-        if (!state.is_discarded()) {
-            if (auto facts = pkit::shell::upgrade::read_facts(state)) {
-                scaled = pkit::shell::upgrade::apply_scaled(facts->scaled, *tree);
-            }
-        }
-        auto usable = usable_state(std::move(state), *tree);
-        if (usable) {
-            daemon_options.resume = std::move(*usable);
+        auto prepared = resume_from(state.get(), std::move(*tree));
+        if (prepared) {
+            resumed.emplace(std::move(prepared->supervisor));
+            daemon_options.resume = std::move(prepared->facts);
         } else {
-            for (const auto& fact : scaled) {  // starting afresh: the files' own counts
-                pkit::config::set_instances(*tree, fact.file, fact.file_count);
-            }
             // Nothing is adopted: the listeners are bound again and the runs the
-            // records name are ended before every service starts afresh.
+            // records name are ended before every service starts afresh, with the
+            // files' own counts of instances.
             std::cerr << "pkitd: cannot resume from the state the previous pkitd handed over: "
-                      << usable.error()
+                      << prepared.error()
                       << "; ending the runs it left and starting every service afresh\n";
             close_inherited();
+            tree = pkit::config::load_tree(dir, pkit::config::default_load_options());
+            if (!tree) {
+                return configuration_errors(dir, tree.error());
+            }
         }
     }
 
     uv_loop_t* loop = uv_default_loop();
     int status = 0;
     {
-        pkit::shell::Daemon daemon(loop, std::move(*tree), std::move(daemon_options));
-        status = daemon.run();
+        std::optional<pkit::shell::Daemon> daemon;
+        if (resumed) {
+            daemon.emplace(loop, std::move(*resumed), std::move(daemon_options));
+        } else {
+            daemon.emplace(loop, std::move(*tree), std::move(daemon_options));
+        }
+        status = daemon->run();
     }
     // Let the closed handles' callbacks free their memory.
     uv_run(loop, UV_RUN_NOWAIT);

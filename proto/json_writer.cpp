@@ -78,6 +78,13 @@ void JsonWriter::value(std::int64_t number) {
     m_out.append(buffer, end);
 }
 
+void JsonWriter::value(std::uint64_t number) {
+    separate();
+    char buffer[24];
+    auto [end, error] = std::to_chars(buffer, buffer + sizeof buffer, number);
+    m_out.append(buffer, end);
+}
+
 void JsonWriter::value(double number) {
     separate();
     // nlohmann's own float format (shortest round trip, ".0" for integral values, null

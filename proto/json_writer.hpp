@@ -33,6 +33,7 @@ public:
     void value(const char* text) { value(std::string_view(text)); }
     void value(std::int64_t number);
     void value(int number) { value(static_cast<std::int64_t>(number)); }
+    void value(std::uint64_t number);
     void value(double number);
     void value(bool flag);
     void null();

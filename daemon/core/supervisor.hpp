@@ -30,6 +30,9 @@ class Supervisor {
 public:
     // `random01` draws uniformly from [0, 1) for backoff jitter; tests pass a fixed one.
     Supervisor(config::Tree tree, std::function<double()> random01);
+    // Draws from `random01` from now on (a supervisor filled by an upgrade's state is
+    // built before the Daemon whose generator it then uses).
+    void set_random(std::function<double()> random01) { m_random01 = std::move(random01); }
 
     // Wants every autostart service up and launches what can start; arms every
     // autostart scheduled job. `now` is pkitd's start, the epoch of "every" schedules.

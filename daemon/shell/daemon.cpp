@@ -42,10 +42,12 @@ core::ProcessExit decode_wait_status(int wait_status) {
 }  // namespace
 
 Daemon::Daemon(uv_loop_t* loop, config::Tree tree, DaemonOptions options)
+    : Daemon(loop, core::Supervisor(std::move(tree), nullptr), std::move(options)) {}
+
+Daemon::Daemon(uv_loop_t* loop, core::Supervisor supervisor, DaemonOptions options)
     : m_loop(loop),
       m_options(std::move(options)),
-      m_supervisor(std::move(tree),
-                   [this] { return std::uniform_real_distribution<double>(0.0, 1.0)(m_rng); }),
+      m_supervisor(std::move(supervisor)),
       m_rng(std::random_device{}()),
       m_started(std::chrono::steady_clock::now()),
       m_stdout(loop, STDOUT_FILENO),
@@ -74,7 +76,10 @@ Daemon::Daemon(uv_loop_t* loop, config::Tree tree, DaemonOptions options)
                       pump();
                   }),
       m_notify(m_supervisor.size()),
-      m_pipes(m_supervisor.size()) {}
+      m_pipes(m_supervisor.size()) {
+    m_supervisor.set_random(
+        [this] { return std::uniform_real_distribution<double>(0.0, 1.0)(m_rng); });
+}
 
 Daemon::~Daemon() = default;
 

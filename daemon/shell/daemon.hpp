@@ -67,9 +67,9 @@ struct DaemonOptions {
     std::string proc_self = "/proc/self";
     // The running binary: what `upgrade` without a binary execs (SPEC §16).
     std::string binary;
-    // After an upgrade in place: the state the previous pkitd handed over, already
-    // checked against this configuration (pkitd --resume).
-    std::optional<nlohmann::json> resume;
+    // After an upgrade in place: the daemon-wide part of the state the previous pkitd
+    // handed over (pkitd --resume); the supervisor the Daemon is given holds the rest.
+    std::optional<upgrade::DaemonFacts> resume;
 };
 
 class RequestHandler;
@@ -83,6 +83,9 @@ class Endpoint;
 class Daemon : private DaemonPort {
 public:
     Daemon(uv_loop_t* loop, config::Tree tree, DaemonOptions options);
+    // After an upgrade in place: `supervisor` is built from the configuration and filled
+    // from the handed-over state (upgrade::apply_state), nothing launched.
+    Daemon(uv_loop_t* loop, core::Supervisor supervisor, DaemonOptions options);
     ~Daemon();
 
     Daemon(const Daemon&) = delete;
@@ -139,9 +142,9 @@ private:
     upgrade::DaemonFacts hand_over_facts(std::vector<int>& kept);
     // The counts `scale` set (m_scaled), as the state carries them.
     std::vector<upgrade::ScaledFact> scaled_facts() const;
-    // Rebuilds the state the previous pkitd handed over: its sockets, run pipes and
-    // leftovers adopted, the supervisor filled. Before the reaper's first batch.
-    void resume(const nlohmann::json& doc);
+    // Rebuilds what the previous pkitd handed over beside the supervisor's state: its
+    // sockets, run pipes and leftovers adopted. Before the reaper's first batch.
+    void resume(const upgrade::DaemonFacts& facts);
 
     // Spawns every deferred run, waits for the Spawner to have cloned every run submitted,
     // then resolves every launch in flight, blocking until each child has exec'd or failed.

@@ -371,7 +371,7 @@ void Daemon::hand_over() {
     std::vector<int> kept;
     upgrade::DaemonFacts facts = hand_over_facts(kept);
     const core::TimePoint at = now().mono;
-    std::string state = upgrade::write_state(m_supervisor, facts, at).dump();
+    std::string state = upgrade::write_state(m_supervisor, facts, at);
     int memfd = ::memfd_create("pkit-state", 0);  // not close-on-exec: the next pkitd reads it
     if (memfd < 0 || !write_all(memfd, state) || ::lseek(memfd, 0, SEEK_SET) != 0) {
         log("error", "upgrade to " + binary + " abandoned: cannot write the state: " +
@@ -426,36 +426,29 @@ void Daemon::hand_over() {
                      "; pkitd goes on as it was");
 }
 
-void Daemon::resume(const nlohmann::json& doc) {
-    auto facts = upgrade::read_facts(doc);
+void Daemon::resume(const upgrade::DaemonFacts& facts) {
     const core::Now at = now();
-    // Checked by main before the Daemon was made: neither can fail here.
-    (void)upgrade::apply_state(doc, m_supervisor, at.mono);
-    std::int64_t saved_ns = doc.value("saved_at", std::int64_t{0});
-    core::TimePoint saved = core::TimePoint{} + std::chrono::nanoseconds(saved_ns);
-    if (saved > at.mono || saved_ns < 0) {
-        saved = at.mono;
-    }
-    m_started = saved + std::chrono::nanoseconds(facts->started_ns);
-    m_orphans = facts->orphans_reaped;
+    const core::TimePoint saved = facts.saved_at(at.mono);
+    m_started = saved + std::chrono::nanoseconds(facts.started_ns);
+    m_orphans = facts.orphans_reaped;
     // The counts `scale` set, which main applied to the tree this pkitd was made with
     // where the file's own count was still theirs.
-    for (const upgrade::ScaledFact& f : facts->scaled) {
+    for (const upgrade::ScaledFact& f : facts.scaled) {
         if (m_supervisor.find_all(f.file).size() == f.count) {
             m_scaled[f.file] = Scaled{f.file_count, f.count};
         }
     }
-    for (const upgrade::LeftoverFact& left : facts->leftovers) {
+    for (const upgrade::LeftoverFact& left : facts.leftovers) {
         m_leftovers.push_back(
             Leftover{left.pgid, saved + std::chrono::nanoseconds(left.kill_in_ns), left.killed});
     }
-    for (const upgrade::CgroupRunFact& run : facts->cgroup_runs) {
+    for (const upgrade::CgroupRunFact& run : facts.cgroup_runs) {
         // The adopted runs are measured from their own start (cpu.stat, memory.events).
         if (auto service = m_supervisor.find(run.service); service && m_run_cgroups) {
             m_run_cgroups->restore_run_bases(*service, run.usage_usec, run.oom_kill);
         }
     }
-    for (const upgrade::KeptFd& kept : facts->fds) {
+    for (const upgrade::KeptFd& kept : facts.fds) {
         set_cloexec(kept.fd, true);
         std::optional<std::size_t> service;
         if (!kept.service.empty()) {
@@ -542,7 +535,7 @@ void Daemon::resume(const nlohmann::json& doc) {
             "pid " + std::to_string(pid) + " named by the handed-over state is no child of pkitd");
         m_supervisor.on_exit(pid, core::ProcessExit{}, now());
     }
-    log("info", "upgraded from " + facts->from_version + " (pid " + std::to_string(::getpid()) +
+    log("info", "upgraded from " + facts.from_version + " (pid " + std::to_string(::getpid()) +
                     ", " + std::to_string(m_supervisor.size()) + " services)");
 }
 

@@ -11,6 +11,8 @@
 #include <cstdlib>
 #include <string_view>
 
+#include <nlohmann/json.hpp>
+
 #include "config/instances.hpp"
 #include "daemon/core/persist.hpp"
 #include "daemon/shell/upgrade/state_file.hpp"
@@ -68,10 +70,13 @@ Now at(double seconds) {
 
 extern "C" int LLVMFuzzerTestOneInput(const std::uint8_t* data, std::size_t size) {
     const std::string_view text(reinterpret_cast<const char*>(data), size);
-    nlohmann::json doc = nlohmann::json::parse(text, nullptr, false);
-    if (doc.is_discarded()) {
+    auto parsed = pkit::proto::JsonTree::parse(text);
+    // The flat tree takes what nlohmann takes, and nothing else.
+    check(parsed.has_value() == !nlohmann::json::parse(text, nullptr, false).is_discarded());
+    if (!parsed) {
         return 0;
     }
+    const pkit::proto::JsonTree& doc = *parsed;
     // The counts `scale` set that the reader accepts apply to a tree whose file still
     // has the count each was set against, and give the instances they say.
     if (auto facts = pkit::shell::upgrade::read_facts(doc)) {
@@ -89,9 +94,11 @@ extern "C" int LLVMFuzzerTestOneInput(const std::uint8_t* data, std::size_t size
         return 0;
     }
     sup.resumed(at(0));
-    const nlohmann::json again = pkit::shell::upgrade::write_state(sup, {}, at(0).mono);
+    const std::string again = pkit::shell::upgrade::write_state(sup, {}, at(0).mono);
+    auto again_doc = pkit::proto::JsonTree::parse(again);
+    check(again_doc.has_value());
     pkit::core::Supervisor copy = supervisor();
-    check(pkit::shell::upgrade::apply_state(again, copy, at(0).mono).has_value());
+    check(pkit::shell::upgrade::apply_state(*again_doc, copy, at(0).mono).has_value());
     copy.resumed(at(0));
     check(pkit::shell::upgrade::write_state(copy, {}, at(0).mono) == again);
     for (std::size_t i = 0; i < sup.size(); ++i) {

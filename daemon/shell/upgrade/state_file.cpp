@@ -7,10 +7,9 @@
 
 #include "config/instances.hpp"
 #include "daemon/core/persist.hpp"
+#include "proto/json_writer.hpp"
 
 namespace pkit::shell::upgrade {
-
-using nlohmann::json;
 
 namespace {
 
@@ -22,88 +21,127 @@ std::int64_t ns_between(core::TimePoint from, core::TimePoint to) {
     return std::chrono::duration_cast<std::chrono::nanoseconds>(to - from).count();
 }
 
-// The writer: every field into a JSON object, times relative to the hand-over.
+// The writer: every field straight into the document's text, in the order of the
+// walk (which is the order the reader looks for them in), times relative to the
+// hand-over.
 class Writer {
 public:
-    Writer(json& out, core::TimePoint at) : m_out(out), m_at(at) {}
+    Writer(proto::JsonWriter& out, core::TimePoint at) : m_out(out), m_at(at) {}
     bool loading() const { return false; }
     int version() const { return core::k_state_version; }
     void fail(const char*, const char*) {}
 
     template <class T>
     void value(const char* name, T& v) {
-        m_out[name] = encode(v);
+        m_out.key(name);
+        encode(v);
     }
     template <class T>
     void value(const char* name, std::optional<T>& v) {
-        m_out[name] = v ? encode(*v) : json(nullptr);
+        m_out.key(name);
+        if (v) {
+            encode(*v);
+        } else {
+            m_out.null();
+        }
     }
-    void time(const char* name, core::TimePoint& t) { m_out[name] = ns_between(m_at, t); }
+    void time(const char* name, core::TimePoint& t) {
+        m_out.key(name);
+        m_out.value(ns_between(m_at, t));
+    }
     void time(const char* name, core::OptionalTime& t) {
-        m_out[name] = t ? json(ns_between(m_at, *t)) : json(nullptr);
+        std::optional<core::TimePoint> at = t;
+        time(name, at);
     }
     void time(const char* name, std::optional<core::TimePoint>& t) {
-        m_out[name] = t ? json(ns_between(m_at, *t)) : json(nullptr);
+        m_out.key(name);
+        if (t) {
+            m_out.value(ns_between(m_at, *t));
+        } else {
+            m_out.null();
+        }
     }
     template <class E>
     void enumeration(const char* name, E& v, E /*last*/) {
-        m_out[name] = static_cast<int>(v);
+        m_out.key(name);
+        m_out.value(static_cast<int>(v));
     }
     void times(const char* name, std::vector<core::TimePoint>& ts) {
-        json list = json::array();
+        m_out.key(name);
+        m_out.begin_array();
         for (core::TimePoint t : ts) {
-            list.push_back(ns_between(m_at, t));
+            m_out.value(ns_between(m_at, t));
         }
-        m_out[name] = std::move(list);
+        m_out.end_array();
     }
     void lines(const char* name, std::vector<core::TailLine>& ls) {
-        json list = json::array();
+        m_out.key(name);
+        m_out.begin_array();
         for (const core::TailLine& l : ls) {
-            list.push_back(
-                {{"stream", static_cast<int>(l.stream)}, {"at", l.at}, {"text", l.text}});
+            m_out.begin_object();
+            m_out.key("stream");
+            m_out.value(static_cast<int>(l.stream));
+            m_out.key("at");
+            m_out.value(l.at);
+            m_out.key("text");
+            m_out.value(l.text);
+            m_out.end_object();
         }
-        m_out[name] = std::move(list);
+        m_out.end_array();
     }
     template <class Walk>
     void object(const char* name, Walk&& walk) {
-        json nested = json::object();
-        Writer w(nested, m_at);
-        walk(w);
-        m_out[name] = std::move(nested);
+        m_out.key(name);
+        m_out.begin_object();
+        walk(*this);
+        m_out.end_object();
     }
     template <class NameOf, class Walk>
     void each(const char* name, std::size_t count, NameOf&& name_of, Walk&& walk) {
-        json all = json::object();
+        m_out.key(name);
+        m_out.begin_object();
         for (std::size_t i = 0; i < count; ++i) {
-            json nested = json::object();
-            Writer w(nested, m_at);
-            walk(i, w);
-            all[name_of(i)] = std::move(nested);
+            m_out.key(name_of(i));
+            m_out.begin_object();
+            walk(i, *this);
+            m_out.end_object();
         }
-        m_out[name] = std::move(all);
+        m_out.end_object();
     }
 
 private:
     template <class T>
-    static json encode(const T& v) {
+    void encode(const T& v) {
         if constexpr (std::is_same_v<T, config::Duration>) {
-            return std::chrono::duration_cast<std::chrono::nanoseconds>(v).count();
+            m_out.value(static_cast<std::int64_t>(
+                std::chrono::duration_cast<std::chrono::nanoseconds>(v).count()));
+        } else if constexpr (std::is_same_v<T, bool> || std::is_same_v<T, double> ||
+                             std::is_same_v<T, std::string>) {
+            m_out.value(v);
+        } else if constexpr (std::is_signed_v<T>) {
+            m_out.value(static_cast<std::int64_t>(v));
         } else {
-            return v;
+            m_out.value(static_cast<std::uint64_t>(v));
         }
     }
 
-    json& m_out;
+    proto::JsonWriter& m_out;
     core::TimePoint m_at;
 };
 
-// The reader: every field from a JSON object, strictly. The first error is kept with
-// the path to its field, and every later read is skipped.
+// The reader: every field from an object of the document, strictly. The first error is
+// kept with the path to its field, and every later read is skipped.
 class Reader {
 public:
-    Reader(const json& in, core::TimePoint at, std::string path, std::string& error,
-           int version = core::k_state_version)
-        : m_in(in), m_at(at), m_path(std::move(path)), m_error(error), m_version(version) {}
+    using Index = proto::JsonTree::Index;
+    Reader(const proto::JsonTree& doc, Index in, core::TimePoint at, std::string path,
+           std::string& error, int version = core::k_state_version)
+        : m_doc(doc),
+          m_in(in),
+          m_at(at),
+          m_path(std::move(path)),
+          m_error(error),
+          m_version(version) {}
     bool loading() const { return true; }
     int version() const { return m_version; }
     void fail(const char* name, const char* why) {
@@ -114,14 +152,14 @@ public:
 
     template <class T>
     void value(const char* name, T& v) {
-        if (const json* j = field(name)) {
+        if (auto j = field(name)) {
             decode(name, *j, v);
         }
     }
     template <class T>
     void value(const char* name, std::optional<T>& v) {
-        if (const json* j = field(name)) {
-            if (j->is_null()) {
+        if (auto j = field(name)) {
+            if (m_doc.is_null(*j)) {
                 v.reset();
             } else {
                 T inner{};
@@ -133,7 +171,7 @@ public:
     }
     void time(const char* name, core::TimePoint& t) {
         std::int64_t ns = 0;
-        if (const json* j = field(name); j && decode(name, *j, ns) && moment(name, ns)) {
+        if (auto j = field(name); j && decode(name, *j, ns) && moment(name, ns)) {
             t = m_at + std::chrono::nanoseconds(ns);
         }
     }
@@ -155,7 +193,7 @@ public:
     template <class E>
     void enumeration(const char* name, E& v, E last) {
         int raw = 0;
-        if (const json* j = field(name); j && decode(name, *j, raw)) {
+        if (auto j = field(name); j && decode(name, *j, raw)) {
             if (raw < 0 || raw > static_cast<int>(last)) {
                 fail(name, "out of range");
             } else {
@@ -164,12 +202,12 @@ public:
         }
     }
     void times(const char* name, std::vector<core::TimePoint>& ts) {
-        const json* j = field(name);
-        if (j == nullptr || !array(name, *j)) {
+        auto j = field(name);
+        if (!j || !array(name, *j)) {
             return;
         }
         ts.clear();
-        for (const json& e : *j) {
+        for (Index e = m_doc.first(*j); e != m_doc.end(*j); e = m_doc.next(e)) {
             std::int64_t ns = 0;
             if (!decode(name, e, ns) || !moment(name, ns)) {
                 return;
@@ -178,17 +216,17 @@ public:
         }
     }
     void lines(const char* name, std::vector<core::TailLine>& ls) {
-        const json* j = field(name);
-        if (j == nullptr || !array(name, *j)) {
+        auto j = field(name);
+        if (!j || !array(name, *j)) {
             return;
         }
         ls.clear();
-        for (const json& e : *j) {
-            if (!e.is_object()) {
+        for (Index e = m_doc.first(*j); e != m_doc.end(*j); e = m_doc.next(e)) {
+            if (!m_doc.is_object(e)) {
                 fail(name, "a line is not an object");
                 return;
             }
-            Reader r(e, m_at, m_path + name + ".", m_error, m_version);
+            Reader r(m_doc, e, m_at, m_path + name + ".", m_error, m_version);
             core::TailLine line;
             r.enumeration("stream", line.stream, core::Stream::stderr_);
             r.value("at", line.at);
@@ -201,38 +239,40 @@ public:
     }
     template <class Walk>
     void object(const char* name, Walk&& walk) {
-        const json* j = field(name);
-        if (j == nullptr) {
+        auto j = field(name);
+        if (!j) {
             return;
         }
-        if (!j->is_object()) {
+        if (!m_doc.is_object(*j)) {
             fail(name, "not an object");
             return;
         }
-        Reader r(*j, m_at, m_path + name + ".", m_error, m_version);
+        Reader r(m_doc, *j, m_at, m_path + name + ".", m_error, m_version);
         walk(r);
     }
     template <class NameOf, class Walk>
     void each(const char* name, std::size_t count, NameOf&& name_of, Walk&& walk) {
-        const json* j = field(name);
-        if (j == nullptr) {
+        auto j = field(name);
+        if (!j) {
             return;
         }
-        if (!j->is_object()) {
+        if (!m_doc.is_object(*j)) {
             fail(name, "not an object");
             return;
         }
+        Index hint = 0;
         for (std::size_t i = 0; i < count && m_error.empty(); ++i) {
-            std::string key = name_of(i);
-            auto it = j->find(key);
-            if (it == j->end() || !it->is_object()) {
-                fail(name, ("has no entry for " + key).c_str());
+            const auto& key = name_of(i);
+            Index it = m_doc.find(*j, key, &hint);
+            if (it == m_doc.end(*j) || !m_doc.is_object(it)) {
+                fail(name, ("has no entry for " + std::string(key)).c_str());
                 return;
             }
-            Reader r(*it, m_at, m_path + name + "." + key + ".", m_error, m_version);
+            Reader r(m_doc, it, m_at, m_path + name + "." + std::string(key) + ".", m_error,
+                     m_version);
             walk(i, r);
         }
-        if (m_error.empty() && j->size() != count) {
+        if (m_error.empty() && m_doc.size(*j) != count) {
             fail(name, "names an entry the configuration does not have");
         }
     }
@@ -249,44 +289,45 @@ private:
         }
         return true;
     }
-    const json* field(const char* name) {
+    std::optional<Index> field(const char* name) {
         if (!m_error.empty()) {
-            return nullptr;
+            return std::nullopt;
         }
-        auto it = m_in.find(name);
-        if (it == m_in.end()) {
+        Index it = m_doc.find(m_in, name, &m_hint);
+        if (it == m_doc.end(m_in)) {
             fail(name, "missing");
-            return nullptr;
+            return std::nullopt;
         }
-        return &*it;
+        return it;
     }
-    bool array(const char* name, const json& j) {
-        if (!j.is_array()) {
+    bool array(const char* name, Index j) {
+        if (!m_doc.is_array(j)) {
             fail(name, "not a list");
             return false;
         }
         return true;
     }
     template <class T>
-    bool decode(const char* name, const json& j, T& v) {
+    bool decode(const char* name, Index j, T& v) {
+        using Kind = proto::JsonTree::Kind;
         if constexpr (std::is_same_v<T, bool>) {
-            if (!j.is_boolean()) {
+            if (m_doc.kind(j) != Kind::boolean) {
                 fail(name, "not a boolean");
                 return false;
             }
-            v = j.get<bool>();
+            v = m_doc.boolean(j);
         } else if constexpr (std::is_same_v<T, std::string>) {
-            if (!j.is_string()) {
+            if (m_doc.kind(j) != Kind::string) {
                 fail(name, "not a string");
                 return false;
             }
-            v = j.get<std::string>();
+            v = m_doc.string(j);
         } else if constexpr (std::is_same_v<T, double>) {
-            if (!j.is_number()) {
+            if (!m_doc.is_number(j)) {
                 fail(name, "not a number");
                 return false;
             }
-            v = j.get<double>();
+            v = m_doc.number(j);
         } else if constexpr (std::is_same_v<T, config::Duration>) {
             std::int64_t ns = 0;
             if (!decode(name, j, ns)) {
@@ -295,15 +336,15 @@ private:
             v = std::chrono::duration_cast<config::Duration>(std::chrono::nanoseconds(ns));
         } else {
             static_assert(std::is_integral_v<T>);
-            if (j.is_number_unsigned()) {
-                auto u = j.get<std::uint64_t>();
+            if (m_doc.kind(j) == Kind::unsigned_) {
+                auto u = m_doc.unsigned_integer(j);
                 if (u > static_cast<std::uint64_t>(std::numeric_limits<T>::max())) {
                     fail(name, "out of range");
                     return false;
                 }
                 v = static_cast<T>(u);
-            } else if (j.is_number_integer()) {
-                auto s = j.get<std::int64_t>();
+            } else if (m_doc.kind(j) == Kind::integer) {
+                auto s = m_doc.integer(j);
                 if (s < static_cast<std::int64_t>(std::numeric_limits<T>::min()) ||
                     (s > 0 && static_cast<std::uint64_t>(s) >
                                   static_cast<std::uint64_t>(std::numeric_limits<T>::max()))) {
@@ -319,29 +360,33 @@ private:
         return true;
     }
 
-    const json& m_in;
+    const proto::JsonTree& m_doc;
+    Index m_in;
+    Index m_hint = 0;  // members are read in the order they were written
     core::TimePoint m_at;
     std::string m_path;
     std::string& m_error;
     int m_version;
 };
 
-// Reads each object of the list `name` of `doc` with `read`, until the first error.
+// Reads each object of the list `name` of the document with `read`, until the first
+// error.
 template <class Read>
-void each_entry(const json& doc, const char* name, std::string& error, Read&& read) {
-    auto it = doc.find(name);
-    if (error.empty() && (it == doc.end() || !it->is_array())) {
+void each_entry(const proto::JsonTree& doc, const char* name, std::string& error, Read&& read) {
+    const proto::JsonTree::Index root = proto::JsonTree::root();
+    const proto::JsonTree::Index list = doc.find(root, name);
+    if (error.empty() && (list == doc.end(root) || !doc.is_array(list))) {
         error = std::string(name) + ": not a list";
     }
     if (!error.empty()) {
         return;
     }
-    for (const json& e : *it) {
-        if (!e.is_object()) {
+    for (auto e = doc.first(list); e != doc.end(list); e = doc.next(e)) {
+        if (!doc.is_object(e)) {
             error = std::string(name) + ": an entry is not an object";
             return;
         }
-        Reader r(e, core::TimePoint{}, std::string(name) + ".", error);
+        Reader r(doc, e, core::TimePoint{}, std::string(name) + ".", error);
         read(r);
         if (!error.empty()) {
             return;
@@ -351,57 +396,103 @@ void each_entry(const json& doc, const char* name, std::string& error, Read&& re
 
 }  // namespace
 
-json write_state(core::Supervisor& supervisor, const DaemonFacts& facts, core::TimePoint now) {
-    json doc = json::object();
-    doc["format"] = k_format;
-    doc["version"] = core::k_state_version;
-    doc["from"] = facts.from_version;
-    doc["saved_at"] = now.time_since_epoch().count() < 0 ? 0 : ns_between(core::TimePoint{}, now);
-    json daemon = json::object();
-    daemon["started_wall"] = facts.started_wall;
-    daemon["started_ns"] = facts.started_ns;
-    daemon["orphans_reaped"] = facts.orphans_reaped;
-    doc["daemon"] = std::move(daemon);
-    json fds = json::array();
+std::string write_state(core::Supervisor& supervisor, const DaemonFacts& facts,
+                        core::TimePoint now) {
+    std::string text;
+    text.reserve(1024 + supervisor.size() * 1536);
+    proto::JsonWriter out(text);
+    out.begin_object();
+    out.key("format");
+    out.value(k_format);
+    out.key("version");
+    out.value(core::k_state_version);
+    out.key("from");
+    out.value(facts.from_version);
+    out.key("saved_at");
+    out.value(now.time_since_epoch().count() < 0 ? std::int64_t{0}
+                                                 : ns_between(core::TimePoint{}, now));
+    out.key("daemon");
+    out.begin_object();
+    out.key("started_wall");
+    out.value(facts.started_wall);
+    out.key("started_ns");
+    out.value(facts.started_ns);
+    out.key("orphans_reaped");
+    out.value(facts.orphans_reaped);
+    out.end_object();
+    out.key("fds");
+    out.begin_array();
     for (const KeptFd& k : facts.fds) {
-        fds.push_back({{"role", k.role},
-                       {"fd", k.fd},
-                       {"service", k.service},
-                       {"run", k.run},
-                       {"pending", k.pending},
-                       {"path", k.path}});
+        out.begin_object();
+        out.key("role");
+        out.value(k.role);
+        out.key("fd");
+        out.value(k.fd);
+        out.key("service");
+        out.value(k.service);
+        out.key("run");
+        out.value(k.run);
+        out.key("pending");
+        out.value(k.pending);
+        out.key("path");
+        out.value(k.path);
+        out.end_object();
     }
-    doc["fds"] = std::move(fds);
-    json leftovers = json::array();
+    out.end_array();
+    out.key("leftovers");
+    out.begin_array();
     for (const LeftoverFact& l : facts.leftovers) {
-        leftovers.push_back({{"pgid", l.pgid}, {"kill_in", l.kill_in_ns}, {"killed", l.killed}});
+        out.begin_object();
+        out.key("pgid");
+        out.value(l.pgid);
+        out.key("kill_in");
+        out.value(l.kill_in_ns);
+        out.key("killed");
+        out.value(l.killed);
+        out.end_object();
     }
-    doc["leftovers"] = std::move(leftovers);
-    json scaled = json::array();
+    out.end_array();
+    out.key("scaled");
+    out.begin_array();
     for (const ScaledFact& f : facts.scaled) {
-        scaled.push_back({{"file", f.file}, {"file_count", f.file_count}, {"count", f.count}});
+        out.begin_object();
+        out.key("file");
+        out.value(f.file);
+        out.key("file_count");
+        out.value(f.file_count);
+        out.key("count");
+        out.value(f.count);
+        out.end_object();
     }
-    doc["scaled"] = std::move(scaled);
-    json cgroup_runs = json::array();
+    out.end_array();
+    out.key("cgroup_runs");
+    out.begin_array();
     for (const CgroupRunFact& c : facts.cgroup_runs) {
-        cgroup_runs.push_back({{"service", c.service},
-                               {"usage_usec", c.usage_usec ? json(*c.usage_usec) : json()},
-                               {"oom_kill", c.oom_kill ? json(*c.oom_kill) : json()}});
+        out.begin_object();
+        out.key("service");
+        out.value(c.service);
+        out.key("usage_usec");
+        out.value(c.usage_usec);
+        out.key("oom_kill");
+        out.value(c.oom_kill);
+        out.end_object();
     }
-    doc["cgroup_runs"] = std::move(cgroup_runs);
-    json core_part = json::object();
-    Writer writer(core_part, now);
+    out.end_array();
+    out.key("core");
+    out.begin_object();
+    Writer writer(out, now);
     supervisor.persist(writer);
-    doc["core"] = std::move(core_part);
-    return doc;
+    out.end_object();
+    out.end_object();
+    return text;
 }
 
-std::expected<DaemonFacts, std::string> read_facts(const json& doc) {
+std::expected<DaemonFacts, std::string> read_facts(const proto::JsonTree& doc) {
     std::string error;
-    if (!doc.is_object()) {
+    if (!doc.is_object(proto::JsonTree::root())) {
         return std::unexpected("the state is not a JSON object");
     }
-    Reader top(doc, core::TimePoint{}, "", error);
+    Reader top(doc, proto::JsonTree::root(), core::TimePoint{}, "", error);
     std::string format;
     int version = 0;
     top.value("format", format);
@@ -416,7 +507,9 @@ std::expected<DaemonFacts, std::string> read_facts(const json& doc) {
                                std::to_string(core::k_state_version));
     }
     DaemonFacts facts;
+    facts.version = version;
     top.value("from", facts.from_version);
+    top.value("saved_at", facts.saved_ns);
     top.object("daemon", [&](Reader& d) {
         d.value("started_wall", facts.started_wall);
         d.value("started_ns", facts.started_ns);
@@ -489,32 +582,23 @@ std::vector<ScaledFact> apply_scaled(const std::vector<ScaledFact>& scaled, conf
     return applied;
 }
 
-std::expected<void, std::string> apply_state(const json& doc, core::Supervisor& supervisor,
-                                             core::TimePoint now) {
+std::expected<void, std::string> apply_state(const proto::JsonTree& doc,
+                                             core::Supervisor& supervisor, core::TimePoint now) {
     auto facts = read_facts(doc);
     if (!facts) {
         return std::unexpected(facts.error());
     }
-    std::string error;
-    Reader top(doc, core::TimePoint{}, "", error);
-    std::int64_t saved_ns = 0;
-    int version = 0;
-    top.value("saved_at", saved_ns);
-    top.value("version", version);  // read_facts has checked it
     // The monotonic clock goes on across the exec: the hand-over's moment is exact. One
     // that lies ahead of now cannot be, and the resume's moment stands in for it.
-    core::TimePoint saved = core::TimePoint{} + std::chrono::nanoseconds(saved_ns);
-    if (saved > now || saved_ns < 0) {
-        saved = now;
+    core::TimePoint saved = facts->saved_at(now);
+    std::string error;
+    const proto::JsonTree::Index root = proto::JsonTree::root();
+    const proto::JsonTree::Index core_part = doc.find(root, "core");
+    if (core_part == doc.end(root) || !doc.is_object(core_part)) {
+        return std::unexpected("core: not an object");
     }
-    auto it = doc.find("core");
-    if (error.empty() && (it == doc.end() || !it->is_object())) {
-        error = "core: not an object";
-    }
-    if (error.empty()) {
-        Reader reader(*it, saved, "core.", error, version);
-        supervisor.persist(reader);
-    }
+    Reader reader(doc, core_part, saved, "core.", error, facts->version);
+    supervisor.persist(reader);
     if (!error.empty()) {
         return std::unexpected(error);
     }

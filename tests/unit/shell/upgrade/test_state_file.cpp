@@ -15,6 +15,16 @@ namespace {
 using namespace core::test;
 using nlohmann::json;
 
+// A document as the next pkitd reads it.
+proto::JsonTree tree_of(const std::string& text) {
+    auto tree = proto::JsonTree::parse(text);
+    REQUIRE_MESSAGE(tree.has_value(), tree.error());
+    return std::move(*tree);
+}
+proto::JsonTree tree_of(const json& doc) {
+    return tree_of(doc.dump());
+}
+
 // Four services in four states at t = 5 s: `api` running with two output lines, `db`
 // in backoff after a failed launch, `job` stopped by the operator after a crash, and
 // `web` failed for good (no restarts allowed) after an OOM kill.
@@ -76,12 +86,12 @@ config::Tree worker_tree(unsigned count) {
 
 TEST_CASE("the state read back gives every service the same state, counters and tails") {
     core::Supervisor before = four_states();
-    json doc = write_state(before, facts(), mono(5));
-    // Through text, as the memory file carries it.
-    json read = json::parse(doc.dump());
+    const std::string doc = write_state(before, facts(), mono(5));
+    // The text is JSON, as any reader sees it.
+    REQUIRE_FALSE(json::parse(doc, nullptr, false).is_discarded());
 
     core::Supervisor after = fresh();
-    REQUIRE(apply_state(read, after, mono(5.2)).has_value());
+    REQUIRE(apply_state(tree_of(doc), after, mono(5.2)).has_value());
     after.resumed(at(5.2));
     for (std::size_t i = 0; i < before.size(); ++i) {
         const core::Service& a = before.service(i);
@@ -118,6 +128,11 @@ TEST_CASE("the state read back gives every service the same state, counters and 
     CHECK(after.service(3).last_exit()->oom_killed);
     // Written again, the restored state is the same document.
     CHECK(write_state(after, facts(), mono(5)) == doc);
+    // Its members in another order (nlohmann sorts them) read the same.
+    core::Supervisor sorted = fresh();
+    REQUIRE(apply_state(tree_of(json::parse(doc)), sorted, mono(5.2)).has_value());
+    sorted.resumed(at(5.2));
+    CHECK(write_state(sorted, facts(), mono(5)) == doc);
     // The running run's pid is known again: its exit is a run's, not an orphan's.
     CHECK(after.service_of(100) == std::size_t{0});
     // The backoff ends when it would have: db's launch failed at 4 s, 3 s delay.
@@ -133,7 +148,7 @@ TEST_CASE("the state read back gives every service the same state, counters and 
 
 TEST_CASE("the daemon's facts and kept descriptors are read back") {
     core::Supervisor sup = four_states();
-    auto read = read_facts(json::parse(write_state(sup, facts(), mono(5)).dump()));
+    auto read = read_facts(tree_of(write_state(sup, facts(), mono(5))));
     REQUIRE(read.has_value());
     CHECK(read->from_version == "0.4.0");
     CHECK(read->orphans_reaped == 7);
@@ -190,15 +205,15 @@ core::Supervisor paused_at_two() {
 
 TEST_CASE("a paused run is handed over paused, with what was left of its deadlines") {
     core::Supervisor before = paused_at_two();
-    json doc = write_state(before, facts(), mono(5));
-    CHECK(doc["version"] == 2);
-    CHECK(doc["core"]["services"]["api"]["paused"] == true);
+    const std::string doc = write_state(before, facts(), mono(5));
+    CHECK(json::parse(doc)["version"] == 2);
+    CHECK(json::parse(doc)["core"]["services"]["api"]["paused"] == true);
     core::Supervisor after = [] {
         config::ServiceSpec api = spec("api");
         api.timeout = std::chrono::seconds(10);
         return supervisor({api});
     }();
-    REQUIRE(apply_state(json::parse(doc.dump()), after, mono(5.2)).has_value());
+    REQUIRE(apply_state(tree_of(doc), after, mono(5.2)).has_value());
     after.resumed(at(5.2));
     const core::Service& api = after.service(0);
     CHECK(api.state() == core::State::paused);
@@ -215,7 +230,7 @@ TEST_CASE("a paused run is handed over paused, with what was left of its deadlin
 
 TEST_CASE("a state of version 1, from a pkitd before pause, is read") {
     core::Supervisor before = four_states();
-    json doc = write_state(before, facts(), mono(5));
+    json doc = json::parse(write_state(before, facts(), mono(5)));
     doc["version"] = 1;
     for (auto& [name, service] : doc["core"]["services"].items()) {
         service.erase("paused");
@@ -226,11 +241,11 @@ TEST_CASE("a state of version 1, from a pkitd before pause, is read") {
     }
     doc.erase("cgroup_runs");
     doc.erase("scaled");  // version 2 added the counts `scale` set too
-    auto read = read_facts(json::parse(doc.dump()));
+    auto read = read_facts(tree_of(doc));
     REQUIRE_MESSAGE(read.has_value(), read.error());
     CHECK(read->scaled.empty());
     core::Supervisor after = fresh();
-    REQUIRE(apply_state(json::parse(doc.dump()), after, mono(5.2)).has_value());
+    REQUIRE(apply_state(tree_of(doc), after, mono(5.2)).has_value());
     CHECK(after.service(0).state() == core::State::running);
     CHECK(after.service(1).state() == core::State::backoff);
     // A version 2 state must have the fields that version added.
@@ -238,17 +253,17 @@ TEST_CASE("a state of version 1, from a pkitd before pause, is read") {
     doc["scaled"] = json::array();
     doc["cgroup_runs"] = json::array();
     core::Supervisor strict = fresh();
-    auto refused = apply_state(doc, strict, mono(5.2));
+    auto refused = apply_state(tree_of(doc), strict, mono(5.2));
     REQUIRE_FALSE(refused.has_value());
     CHECK(refused.error() == "core.services.api.oom_kills: missing");
 }
 
 TEST_CASE("the reader refuses what it cannot trust, naming the field") {
     core::Supervisor sup = four_states();
-    const json good = write_state(sup, facts(), mono(5));
+    const json good = json::parse(write_state(sup, facts(), mono(5)));
     auto refused = [&](const json& doc) {
         core::Supervisor target = fresh();
-        auto r = apply_state(doc, target, mono(6));
+        auto r = apply_state(tree_of(doc), target, mono(6));
         REQUIRE_FALSE(r.has_value());
         return r.error();
     };
@@ -317,6 +332,20 @@ TEST_CASE("the reader refuses what it cannot trust, naming the field") {
     doc["scaled"][0].erase("file");
     CHECK(refused(doc) == "scaled.file: missing");
     CHECK(refused(json::array()) == "the state is not a JSON object");
+    // A member twice: the service names one more entry than the configuration has.
+    std::string twice = write_state(sup, facts(), mono(5));
+    const std::string api = "\"services\":{\"api\":";
+    const auto at_api = twice.find(api);
+    REQUIRE(at_api != std::string::npos);
+    const auto api_end = twice.find(",\"db\":", at_api);
+    REQUIRE(api_end != std::string::npos);
+    const std::string entry =
+        twice.substr(at_api + api.size() - 6, api_end - (at_api + api.size() - 6));
+    twice.insert(api_end, "," + entry);
+    core::Supervisor target = fresh();
+    auto r = apply_state(tree_of(twice), target, mono(6));
+    REQUIRE_FALSE(r.has_value());
+    CHECK(r.error() == "core.services: names an entry the configuration does not have");
 }
 
 }  // namespace
