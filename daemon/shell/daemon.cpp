@@ -143,7 +143,7 @@ int Daemon::run() {
         // Before the reaper's first batch: an exit during the exec is a run's, judged.
         resume(*m_options.resume);
         m_options.resume.reset();
-        // The state's document and its check are gone: their pages go back to the
+        // The state's document is gone (main read it): its pages go back to the
         // system, so that pkitd after an upgrade weighs what a fresh one does.
         ::malloc_trim(0);
     }

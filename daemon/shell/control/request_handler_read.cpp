@@ -5,6 +5,7 @@
 #include <variant>
 
 #include "daemon/core/explain.hpp"
+#include "daemon/shell/control/event_view.hpp"
 #include "daemon/shell/control/request_handler.hpp"
 
 namespace pkit::shell {
@@ -14,22 +15,29 @@ void RequestHandler::handle_status(ConnectionId connection, const proto::Request
     if (!services) {
         return;
     }
-    // Written straight into the reply line: no JSON tree for a thousand services.
-    proto::StatusResult result{m_daemon.daemon_status(), statuses(*services)};
+    // Written straight into the reply line, a row at a time: no JSON tree and no vector
+    // of rows for ten thousand services.
+    const core::Supervisor& sup = m_daemon.supervisor();
+    const core::Now now = m_daemon.now();
+    // One pass over /proc for the whole request (SPEC §5 resources).
+    std::vector<proto::Resources> used;
     if (request.resources) {
-        // One pass over /proc for the whole request (SPEC §5 resources).
-        const core::Supervisor& sup = m_daemon.supervisor();
-        std::vector<proto::Resources> used = m_daemon.resources(*services);
-        for (std::size_t k = 0; k < services->size(); ++k) {
-            proto::ServiceStatus& status = result.services[k];
-            status.resources.asked = true;
-            if (sup.service((*services)[k]).has_process()) {
-                status.resources.value = used[k];
+        used = m_daemon.resources(*services);
+    }
+    auto fill = [&](std::size_t k, proto::ServiceStatus& row) {
+        std::size_t i = (*services)[k];
+        row = service_status(sup.service(i), now);
+        row.resource_limits = m_daemon.resource_limits(i);
+        if (request.resources) {
+            row.resources.asked = true;
+            if (sup.service(i).has_process()) {
+                row.resources.value = used[k];
             }
         }
-    }
+    };
     // "fields" (pkitctl's table): only those members of each row are written.
-    m_server->reply(connection, proto::ok_reply(request.id, result, request.fields));
+    m_server->reply(connection, proto::ok_status_reply(request.id, m_daemon.daemon_status(),
+                                                       services->size(), fill, request.fields));
 }
 
 void RequestHandler::handle_logs(ConnectionId connection, const proto::Request& request) {

@@ -26,6 +26,29 @@ TEST_CASE("the status reply written directly is the same line as through the JSO
     CHECK(ok_reply(json(1), none) == ok_reply(json(1), json(none)));
 }
 
+TEST_CASE("the status reply filled a row at a time is the same line as from a vector") {
+    StatusResult result;
+    result.daemon = DaemonStatus{.pid = 1, .version = "0.1.0", .uptime = 3.25};
+    for (int k = 0; k < 9; ++k) {
+        result.services.push_back(awkward_status(k));
+    }
+    // One row reused: a member one row sets and the next leaves unset must not leak.
+    std::vector<std::size_t> filled;
+    auto fill = [&](std::size_t k, ServiceStatus& row) {
+        filled.push_back(k);
+        row = result.services[k];
+    };
+    for (const std::vector<std::string>& fields :
+         {std::vector<std::string>{}, std::vector<std::string>{"state", "pid", "last_exit"}}) {
+        filled.clear();
+        CHECK(ok_status_reply(json(4), result.daemon, result.services.size(), fill, fields) ==
+              ok_reply(json(4), result, fields));
+        CHECK(filled == std::vector<std::size_t>{0, 1, 2, 3, 4, 5, 6, 7, 8});
+    }
+    CHECK(ok_status_reply(json(4), result.daemon, 0, fill) ==
+          ok_reply(json(4), StatusResult{result.daemon, {}}));
+}
+
 TEST_CASE("JsonWriter separates members and elements and nests") {
     std::string out;
     JsonWriter w(out);
