@@ -91,7 +91,16 @@ bool start(Subject& s, std::size_t services) {
     if (!s.pkitd->start() || !s.pkitd->connect(client, 30.0)) {
         return false;
     }
-    return wait_running(*s.pkitd, client, services, 120.0).has_value();
+    // A hard RLIMIT_NOFILE of 20,000 (two pipes a run) leaves a few of 10,000 unable
+    // to launch: 99 % running is enough, and the note says how many ran.
+    if (!wait_running(*s.pkitd, client, services - services / 100, 300.0)) {
+        return false;
+    }
+    sleep_seconds(1.0);
+    json all = services_of(client.request_json(R"({"id":1,"cmd":"status"})", 30.0));
+    print_note(s.label + ": " + std::to_string(count_state(all, "running")) + " of " +
+               std::to_string(services) + " running");
+    return true;
 }
 
 void round(Subject& s, int scrapes, std::size_t services, double spacing) {
