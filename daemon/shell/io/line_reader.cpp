@@ -8,8 +8,10 @@
 
 #include <unistd.h>
 
+#include <algorithm>
 #include <cerrno>
 #include <cstring>
+#include <limits>
 
 namespace pkit::shell {
 
@@ -21,13 +23,34 @@ constexpr std::size_t k_read_buffer_size = 64 * 1024;
 // streams do), so that one chatty child cannot keep the loop from the others.
 constexpr int k_reads_per_turn = 32;
 
-// How long one callback may go on delivering lines, checked after each line: what a
-// line costs its consumer (output_matches above all, up to a few ms for a line) must
-// not add up to a loop held for tens of ms. What is read but not delivered by then is
-// kept and delivered at the next turn. A drain, at a run's exit, has longer: the lines
+// How long the readers of a thread may go on delivering lines in one turn of the loop,
+// all of them together, checked after each line: what a line costs its consumer
+// (output_matches above all, up to a few ms for a line) must not add up to a loop held
+// for tens of ms. What is read but not delivered by then is kept and delivered at the
+// next turn. A drain, at a run's exit, may go on until 10 ms into the turn: the lines
 // it delivers judge the run.
 constexpr std::uint64_t k_turn_budget_ns = 5'000'000;
 constexpr std::uint64_t k_drain_budget_ns = 10'000'000;
+
+// When the current turn of `loop` began delivering lines (uv_hrtime()): the first
+// reader's callback of a turn starts the clock, and every later one in the same turn
+// shares it. libuv sets uv_now() once a turn; two turns within the same millisecond
+// share a clock, which only makes the second one's budget smaller. A clock older than
+// any budget belongs to no callback of this turn (a drain called while the loop does
+// not run, say) and starts again.
+std::uint64_t turn_began(uv_loop_t* loop) {
+    struct TurnClock {
+        std::uint64_t turn = ~std::uint64_t{0};
+        std::uint64_t began = 0;
+    };
+    thread_local TurnClock clock;
+    const std::uint64_t turn = uv_now(loop);
+    const std::uint64_t now = uv_hrtime();
+    if (clock.turn != turn || now - clock.began > 2 * k_drain_budget_ns) {
+        clock = {turn, now};
+    }
+    return clock.began;
+}
 
 // Large enough to keep a typical partial line without reallocating, small enough that
 // an idle reader does not keep a 16 KiB piece's worth of capacity around.
@@ -53,14 +76,11 @@ char* read_buffer() {
 // one of its own callbacks leaves the block (and the running callback) alive until the
 // loop's next turn, and `closed` stops everything that would follow.
 struct LineReader::Watch {
-    // Bytes read but not yet delivered when a callback's time ran out, and the turn
-    // that delivers them. Made the first time it is needed: most readers never are.
+    // Bytes read but not yet delivered when a turn's time ran out, and the turn that
+    // delivers them. Made the first time it is needed: most readers never are.
     struct Backlog {
         std::string bytes;
         NextTurn resume;
-        // The end of the time of the turn that made or last resumed the backlog: a poll
-        // callback later in the same turn shares it rather than starting its own.
-        std::uint64_t deadline = 0;
     };
 
     uv_poll_t poll{};
@@ -73,6 +93,9 @@ struct LineReader::Watch {
     bool closed = false;   // the owner has let go: no callback runs any more
     bool eof = false;
     bool poll_failed = false;  // libuv stopped the poll on an error: read to the end
+    // What the consumer took for the last line (uv_hrtime() ns, at most ~4 s): a line
+    // is started only when one as costly would end within the turn's time.
+    std::uint32_t line_ns = 0;
 
     // How far read_some goes: until a read finds the pipe empty, or (in the loop's
     // callback, where another callback follows if more comes) until a read that does
@@ -84,7 +107,7 @@ struct LineReader::Watch {
     static void on_poll(uv_poll_t* handle, int status, int events);
     // The backlog's turn: delivers it, and reads on after a failed poll.
     void on_resume();
-    // uv_hrtime() plus `budget`, or the deadline of this turn's earlier callback.
+    // `budget` after the moment this turn of the loop began delivering lines.
     std::uint64_t deadline_in(std::uint64_t budget);
     // Delivers the backlog, then reads the fd into `buffer` and delivers its lines, at
     // most `limit` bytes, until uv_hrtime() passes `deadline`; finishes at end of file,
@@ -217,16 +240,12 @@ void LineReader::Watch::on_resume() {
     }
     // Without a failed poll, only the backlog: the poll callback reads the fd.
     std::size_t limit = poll_failed ? k_reads_per_turn * k_read_buffer_size : 0;
-    backlog->deadline = uv_hrtime() + k_turn_budget_ns;
-    read_some(read_buffer(), k_read_buffer_size, limit, Until::empty, backlog->deadline);
+    read_some(read_buffer(), k_read_buffer_size, limit, Until::empty,
+              deadline_in(k_turn_budget_ns));
 }
 
 std::uint64_t LineReader::Watch::deadline_in(std::uint64_t budget) {
-    std::uint64_t now = uv_hrtime();
-    if (has_backlog() && backlog->deadline > now) {
-        return backlog->deadline;
-    }
-    return now + budget;
+    return turn_began(poll.loop) + budget;
 }
 
 void LineReader::Watch::read_some(char* buffer, std::size_t size, std::size_t limit, Until until,
@@ -273,7 +292,7 @@ bool LineReader::Watch::deliver_backlog(std::uint64_t deadline) {
 
 void LineReader::Watch::keep(const char* data, std::size_t size) {
     if (!backlog) {
-        backlog.reset(new Backlog{{}, NextTurn(poll.loop, [this] { on_resume(); }), 0});
+        backlog.reset(new Backlog{{}, NextTurn(poll.loop, [this] { on_resume(); })});
     }
     backlog->bytes.assign(data, size);
     backlog->resume.schedule();
@@ -291,9 +310,15 @@ bool LineReader::Watch::emit(std::string_view line) {
 LineReader::Watch::Consumed LineReader::Watch::consume(const char* data, std::size_t size,
                                                        std::uint64_t deadline) {
     const char* end = data + size;
-    // Checked after each line, so that every call delivers one at least.
+    // Checked after each line, so that every call delivers one at least: the next line
+    // waits for the next turn unless one as costly as the last would end in time.
+    std::uint64_t mark = uv_hrtime();
     auto out_of_time = [&] {
-        if (data == end || uv_hrtime() <= deadline) {
+        const std::uint64_t now = uv_hrtime();
+        line_ns = static_cast<std::uint32_t>(
+            std::min<std::uint64_t>(now - mark, std::numeric_limits<std::uint32_t>::max()));
+        mark = now;
+        if (data == end || now + line_ns <= deadline) {
             return false;
         }
         keep(data, static_cast<std::size_t>(end - data));

@@ -9,10 +9,11 @@
 // in one 64 KiB buffer shared by every reader on the thread: each read is split into
 // lines before the next.
 //
-// Time: one callback delivers lines for at most 5 ms (a drain 10 ms), checked after
-// each line, whatever each line costs its consumer (an output_matches search can cost
-// milliseconds). What was read and not yet delivered then is kept in a backlog that the
-// next turn of the loop delivers first, in order.
+// Time: the readers of a thread deliver lines for at most 5 ms of a turn of the loop,
+// all together (a drain until 10 ms into the turn), checked after each line, whatever
+// each line costs its consumer (an output_matches search can cost milliseconds); each
+// callback delivers one line at least. What was read and not yet delivered then is kept
+// in a backlog that the next turn of the loop delivers first, in order.
 
 #include <uv.h>
 

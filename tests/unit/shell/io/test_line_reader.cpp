@@ -189,6 +189,35 @@ TEST_CASE("a slow consumer gets the lines over several turns, in order, none los
     CHECK(loop.close() == 0);
 }
 
+// One turn of the loop has 5 ms for the lines of every reader together, and a line is
+// started only when one as costly as the last would end within them: lines of 3 ms
+// are one a turn, and a second reader ready in the same turn gets the one line every
+// callback delivers, not 5 ms of its own.
+TEST_CASE("the readers of a turn share its time, and a costly line waits for the next turn") {
+    TestLoop loop;
+    TestPipe first_pipe;
+    TestPipe second_pipe;
+    Collected first;
+    Collected second;
+    auto first_reader = slow_reader(loop, first, first_pipe.read_fd, 3ms);
+    auto second_reader = slow_reader(loop, second, second_pipe.read_fd, 3ms);
+    const auto expected = numbered_lines(10);
+    first_pipe.write_all(joined(expected));
+    second_pipe.write_all(joined(expected));
+    uv_run(loop.get(), UV_RUN_ONCE);  // both poll callbacks, in one turn
+    CHECK(first.lines.size() + second.lines.size() == 2);
+    CHECK(first.lines.size() == 1);
+    CHECK(second.lines.size() == 1);
+    REQUIRE(loop.run_until([&] {
+        return first.lines.size() == expected.size() && second.lines.size() == expected.size();
+    }));
+    CHECK(first.lines == expected);
+    CHECK(second.lines == expected);
+    first_reader.reset();
+    second_reader.reset();
+    CHECK(loop.close() == 0);
+}
+
 TEST_CASE("a reader closed from its line callback while lines are kept delivers no more") {
     TestLoop loop;
     TestPipe pipe;
