@@ -369,6 +369,28 @@ private:
     int m_version;
 };
 
+// Writes the members `name`, `value`, ... into the object open in `out`, in order.
+void members(proto::JsonWriter&) {}
+template <class Value, class... Rest>
+void members(proto::JsonWriter& out, const char* name, const Value& value, const Rest&... rest) {
+    out.key(name);
+    out.value(value);
+    members(out, rest...);
+}
+
+// Writes the list `name`: an object for each of `items`, its members by `write`.
+template <class Items, class Write>
+void list(proto::JsonWriter& out, const char* name, const Items& items, Write&& write) {
+    out.key(name);
+    out.begin_array();
+    for (const auto& item : items) {
+        out.begin_object();
+        write(item);
+        out.end_object();
+    }
+    out.end_array();
+}
+
 // Reads each object of the list `name` of the document with `read`, until the first
 // error.
 template <class Read>
@@ -402,82 +424,28 @@ std::string write_state(core::Supervisor& supervisor, const DaemonFacts& facts,
     text.reserve(1024 + supervisor.size() * 1536);
     proto::JsonWriter out(text);
     out.begin_object();
-    out.key("format");
-    out.value(k_format);
-    out.key("version");
-    out.value(core::k_state_version);
-    out.key("from");
-    out.value(facts.from_version);
-    out.key("saved_at");
-    out.value(now.time_since_epoch().count() < 0 ? std::int64_t{0}
-                                                 : ns_between(core::TimePoint{}, now));
+    members(
+        out, "format", k_format, "version", core::k_state_version, "from", facts.from_version,
+        "saved_at",
+        now.time_since_epoch().count() < 0 ? std::int64_t{0} : ns_between(core::TimePoint{}, now));
     out.key("daemon");
     out.begin_object();
-    out.key("started_wall");
-    out.value(facts.started_wall);
-    out.key("started_ns");
-    out.value(facts.started_ns);
-    out.key("orphans_reaped");
-    out.value(facts.orphans_reaped);
+    members(out, "started_wall", facts.started_wall, "started_ns", facts.started_ns,
+            "orphans_reaped", facts.orphans_reaped);
     out.end_object();
-    out.key("fds");
-    out.begin_array();
-    for (const KeptFd& k : facts.fds) {
-        out.begin_object();
-        out.key("role");
-        out.value(k.role);
-        out.key("fd");
-        out.value(k.fd);
-        out.key("service");
-        out.value(k.service);
-        out.key("run");
-        out.value(k.run);
-        out.key("pending");
-        out.value(k.pending);
-        out.key("path");
-        out.value(k.path);
-        out.end_object();
-    }
-    out.end_array();
-    out.key("leftovers");
-    out.begin_array();
-    for (const LeftoverFact& l : facts.leftovers) {
-        out.begin_object();
-        out.key("pgid");
-        out.value(l.pgid);
-        out.key("kill_in");
-        out.value(l.kill_in_ns);
-        out.key("killed");
-        out.value(l.killed);
-        out.end_object();
-    }
-    out.end_array();
-    out.key("scaled");
-    out.begin_array();
-    for (const ScaledFact& f : facts.scaled) {
-        out.begin_object();
-        out.key("file");
-        out.value(f.file);
-        out.key("file_count");
-        out.value(f.file_count);
-        out.key("count");
-        out.value(f.count);
-        out.end_object();
-    }
-    out.end_array();
-    out.key("cgroup_runs");
-    out.begin_array();
-    for (const CgroupRunFact& c : facts.cgroup_runs) {
-        out.begin_object();
-        out.key("service");
-        out.value(c.service);
-        out.key("usage_usec");
-        out.value(c.usage_usec);
-        out.key("oom_kill");
-        out.value(c.oom_kill);
-        out.end_object();
-    }
-    out.end_array();
+    list(out, "fds", facts.fds, [&](const KeptFd& k) {
+        members(out, "role", k.role, "fd", k.fd, "service", k.service, "run", k.run, "pending",
+                k.pending, "path", k.path);
+    });
+    list(out, "leftovers", facts.leftovers, [&](const LeftoverFact& l) {
+        members(out, "pgid", l.pgid, "kill_in", l.kill_in_ns, "killed", l.killed);
+    });
+    list(out, "scaled", facts.scaled, [&](const ScaledFact& f) {
+        members(out, "file", f.file, "file_count", f.file_count, "count", f.count);
+    });
+    list(out, "cgroup_runs", facts.cgroup_runs, [&](const CgroupRunFact& c) {
+        members(out, "service", c.service, "usage_usec", c.usage_usec, "oom_kill", c.oom_kill);
+    });
     out.key("core");
     out.begin_object();
     Writer writer(out, now);
