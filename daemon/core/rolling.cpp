@@ -32,6 +32,7 @@ std::optional<std::string> restart_result(const Service& s, std::uint64_t noted)
             }
             return std::nullopt;
         case State::done:
+        case State::scheduled:  // a scheduled job's new episode has ended: back to its ticks
             return std::string();
         case State::waiting:
         case State::starting:

@@ -425,10 +425,6 @@ void Supervisor::restart_service(std::size_t service, Now now) {
     if (m_shutting_down) {
         return;
     }
-    Service& s = touch(service);
-    if (s.state() == State::scheduled) {
-        s.note_episode(now);  // between episodes, a restart runs one now, as start does
-    }
     restart_one(service, now);
     settle(now);
 }
@@ -448,6 +444,9 @@ void Supervisor::resume_service(std::size_t service, Now now) {
 
 void Supervisor::restart_one(std::size_t service, Now now) {
     Service& s = touch(service);
+    if (s.state() == State::scheduled) {
+        s.note_episode(now);  // between episodes, a restart runs one now, as start does
+    }
     if (!s.begin_replacement(now, m_actions)) {
         s.stop(now, m_actions, AfterStop::relaunch, std::nullopt);
     }

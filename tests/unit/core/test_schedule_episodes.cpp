@@ -63,6 +63,27 @@ TEST_CASE("a scheduled job waits armed, and each tick runs an episode") {
     CHECK(take(sup) == "spawn 0 r2");
 }
 
+TEST_CASE("a rolling restart of a scheduled job runs an episode and ends with it") {
+    Supervisor sup = supervisor({scheduled("backup", "every 10s")});
+    sup.start(at(0));
+    take(sup);
+    std::size_t id = sup.restart_rolling({0}, at(1));
+    CHECK(take(sup) == "spawn 0 r1");
+    sup.on_spawned(0, 1, 100, at(1));
+    take(sup);
+    CHECK_FALSE(sup.roll(id).done);
+    sup.on_exit(100, exited(0), at(2));
+    take(sup);
+    const Service& s = sup.service(0);
+    CHECK(s.state() == State::scheduled);
+    CHECK(s.schedule().last_result == State::done);
+    // The episode has ended: the roll is through, not waiting for ever (which would
+    // also hold off an upgrade, refused while a roll is under way).
+    CHECK(sup.roll(id).done);
+    CHECK_FALSE(sup.roll(id).failure.has_value());
+    CHECK(seconds(sup.next_deadline()) == 10.0);
+}
+
 TEST_CASE("a tick during an episode is missed: counted and sent as an event") {
     Supervisor sup = supervisor({scheduled("report", "every 10s")});
     sup.start(at(0));
