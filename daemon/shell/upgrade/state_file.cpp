@@ -506,7 +506,8 @@ std::expected<DaemonFacts, std::string> read_facts(const proto::JsonTree& doc) {
         }
         facts.leftovers.push_back(l);
     });
-    // Counts that `scale` set came with state version 2; a version 1 state has none.
+    // Version 2 added the counts `scale` set and what runs read from their cgroups; a
+    // version 1 state has neither.
     if (version >= 2) {
         each_entry(doc, "scaled", error, [&](Reader& r) {
             ScaledFact f;
@@ -522,9 +523,6 @@ std::expected<DaemonFacts, std::string> read_facts(const proto::JsonTree& doc) {
             }
             facts.scaled.push_back(std::move(f));
         });
-    }
-    // What runs read from their cgroups came with state version 2 too.
-    if (version >= 2) {
         each_entry(doc, "cgroup_runs", error, [&](Reader& r) {
             CgroupRunFact c;
             r.value("service", c.service);
