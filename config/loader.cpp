@@ -26,8 +26,10 @@
 #include <ctime>
 #include <mutex>
 #include <unordered_map>
+#include <unordered_set>
 
 #include "config/load_steps.hpp"
+#include "config/services_watch.hpp"
 
 namespace pkit::config {
 
@@ -173,13 +175,19 @@ std::optional<toml::table> parse_file(const Diags& d, int at, const std::string&
     return parse_text(d, *content);
 }
 
+// A file of DIR/services as listed: `regular` when the listing says it is a regular file
+// (not a link, whose target no event on the directory would follow).
+struct Listed {
+    std::string name;
+    bool regular = false;
+};
+
 // The names of DIR/services/*.toml in byte order, with `services` opened into
 // `services_fd`. Any failure (missing, a dangling link, a symlink loop, not a
 // directory, no permission, a read error) is an error at DIR/services:1:1.
 // The error for a services directory that is not there: a link to nothing is named
 // with its target. An empty directory is the way to say "no services".
-std::vector<std::string> missing(int dir_fd, const std::string& where,
-                                 std::vector<Diagnostic>& out) {
+std::vector<Listed> missing(int dir_fd, const std::string& where, std::vector<Diagnostic>& out) {
     char target[4096];
     ssize_t length = ::readlinkat(dir_fd, "services", target, sizeof target - 1);
     std::string what = length >= 0
@@ -194,13 +202,13 @@ std::vector<std::string> missing(int dir_fd, const std::string& where,
     return {};
 }
 
-std::vector<std::string> service_files(int dir_fd, const fs::path& dir, Fd& services_fd,
-                                       std::vector<Diagnostic>& out) {
+std::vector<Listed> service_files(int dir_fd, const fs::path& dir, Fd& services_fd,
+                                  std::vector<Diagnostic>& out) {
     std::string where = (dir / "services").string();
     auto fail = [&](int error) {
         Diags(where, out)
             .error(Pos{}, cat("cannot read the services directory: ", errno_text(error)));
-        return std::vector<std::string>{};
+        return std::vector<Listed>{};
     };
     services_fd.fd = ::openat(dir_fd, "services", O_RDONLY | O_DIRECTORY | O_CLOEXEC);
     if (services_fd.fd < 0) {
@@ -217,7 +225,7 @@ std::vector<std::string> service_files(int dir_fd, const fs::path& dir, Fd& serv
         ::close(listing_fd);
         return fail(error);
     }
-    std::vector<std::string> files;
+    std::vector<Listed> files;
     int error = 0;
     for (;;) {
         errno = 0;
@@ -228,14 +236,14 @@ std::vector<std::string> service_files(int dir_fd, const fs::path& dir, Fd& serv
         }
         std::string_view name = entry->d_name;
         if (name.ends_with(".toml")) {
-            files.emplace_back(name);
+            files.push_back(Listed{std::string(name), entry->d_type == DT_REG});
         }
     }
     ::closedir(listing);
     if (error != 0) {
         return fail(error);
     }
-    std::ranges::sort(files);
+    std::ranges::sort(files, {}, &Listed::name);
     return files;
 }
 
@@ -274,7 +282,11 @@ FileIdentity identity_of(const struct stat& info) {
 // One service file as a load parsed it: its draft (none when it did not parse) and
 // every diagnostic of its own, both given again while the file stays the same.
 struct CachedFile {
+    std::string file_name;
     FileIdentity identity;
+    // The services watch tells of its changes (ServicesWatch::covers when parsed): while
+    // no event names it, it is the same file without a look.
+    bool watched = false;
     std::optional<ServiceDraft> draft;
     std::vector<Diagnostic> diags;
 };
@@ -287,7 +299,9 @@ struct LoadCache::State {
     // What the entries were parsed for: another directory or other options empty it.
     std::string dir;
     LoadOptions options;
-    std::unordered_map<std::string, CachedFile> files;  // by file name in services/
+    std::vector<std::unique_ptr<CachedFile>> files;  // in the byte order of their names
+    ServicesWatch watch;
+    LoadCache::Work last;
 };
 
 LoadCache::LoadCache(std::function<std::int64_t()> wall_ns) : m_state(std::make_unique<State>()) {
@@ -295,24 +309,31 @@ LoadCache::LoadCache(std::function<std::int64_t()> wall_ns) : m_state(std::make_
 }
 LoadCache::~LoadCache() = default;
 
+LoadCache::Work LoadCache::last_work() const {
+    std::lock_guard lock(m_state->mutex);
+    return m_state->last;
+}
+
 namespace {
 
-// The entry for `file_name` if the file is still the one it was parsed from, taken out
-// of `old`; else nullopt.
-std::optional<CachedFile> take_unchanged(std::unordered_map<std::string, CachedFile>& old,
-                                         int services_fd, const std::string& file_name) {
-    auto it = old.find(file_name);
-    if (it == old.end()) {
-        return std::nullopt;
+// Whether `entry` still holds the file `listed`: no event named it since, when the
+// watch covers it (`changed` is null when the watch cannot tell), else the same
+// identity, after which the watch covers it or not as the look says. Counts the files
+// it had to look at in `work`.
+bool unchanged(CachedFile& entry, const Listed& listed,
+               const std::unordered_set<std::string>* changed, const ServicesWatch& watch,
+               int services_fd, LoadCache::Work& work) {
+    if (changed != nullptr && entry.watched && listed.regular) {
+        return !changed->contains(listed.name);
     }
+    ++work.checked;
     struct stat info {};
-    if (::fstatat(services_fd, file_name.c_str(), &info, 0) != 0 || !S_ISREG(info.st_mode) ||
-        identity_of(info) != it->second.identity) {
-        return std::nullopt;
+    if (::fstatat(services_fd, listed.name.c_str(), &info, 0) != 0 || !S_ISREG(info.st_mode) ||
+        identity_of(info) != entry.identity) {
+        return false;
     }
-    CachedFile entry = std::move(it->second);
-    old.erase(it);
-    return entry;
+    entry.watched = listed.regular && watch.covers(info.st_dev, info.st_nlink);
+    return true;
 }
 
 // Whether a parse of a file with this identity may be reused by the next load that
@@ -363,18 +384,19 @@ LoadResult load(const fs::path& dir, const LoadOptions& options, std::vector<Dia
                 LoadCache::State* cache) {
     // Before any stat of this load.
     const std::int64_t began = cache != nullptr ? cache->wall_ns() : 0;
-    std::unordered_map<std::string, CachedFile> old;
-    std::unordered_map<std::string, CachedFile> kept;
+    std::vector<std::unique_ptr<CachedFile>> old;
+    std::vector<std::unique_ptr<CachedFile>> kept;
     if (cache != nullptr) {
         const LoadOptions& was = cache->options;
         if (cache->dir == dir.string() && was.as_root == options.as_root &&
             was.uid == options.uid && was.gid == options.gid) {
             old.swap(cache->files);
         }
-        kept.reserve(old.size());  // no rehash of a large tree's entries as they are kept
+        kept.reserve(old.size());
         cache->files.clear();
         cache->dir = dir.string();
         cache->options = options;
+        cache->last = {};
     }
     // O_PATH: only search permission is needed on DIR, as for any path under it.
     Fd dir_fd(::open(dir.c_str(), O_PATH | O_DIRECTORY | O_CLOEXEC));
@@ -406,7 +428,15 @@ LoadResult load(const fs::path& dir, const LoadOptions& options, std::vector<Dia
     services.reserve(old.size());
     known.reserve(old.size());
     Fd services_fd(-1);
-    for (const std::string& file_name : service_files(dir_fd.fd, dir, services_fd, diags)) {
+    std::vector<Listed> listing = service_files(dir_fd.fd, dir, services_fd, diags);
+    // Before any file is looked at: a change from here on is an event for the next load.
+    std::optional<std::unordered_set<std::string>> changed;
+    if (cache != nullptr && services_fd.fd >= 0) {
+        changed = cache->watch.changes(services_fd.fd);
+    }
+    auto next_old = old.begin();  // old and listing are both in byte order
+    for (const Listed& listed : listing) {
+        const std::string& file_name = listed.name;
         std::string file = (dir / "services" / file_name).string();
         files.push_back(file);
         std::string name = file_name.substr(0, file_name.size() - std::string_view(".toml").size());
@@ -417,12 +447,22 @@ LoadResult load(const fs::path& dir, const LoadOptions& options, std::vector<Dia
         } else {
             known.push_back(name);
         }
-        std::optional<CachedFile> entry;
+        std::unique_ptr<CachedFile> entry;
         if (cache != nullptr) {
-            entry = take_unchanged(old, services_fd.fd, file_name);
+            while (next_old != old.end() && (*next_old)->file_name < file_name) {
+                ++next_old;
+            }
+            if (next_old != old.end() && (*next_old)->file_name == file_name) {
+                std::unique_ptr<CachedFile> candidate = std::move(*next_old++);
+                if (unchanged(*candidate, listed, changed ? &*changed : nullptr, cache->watch,
+                              services_fd.fd, cache->last)) {
+                    entry = std::move(candidate);
+                }
+            }
         }
         if (!entry) {
-            entry.emplace();
+            entry = std::make_unique<CachedFile>();
+            entry->file_name = file_name;
             Diags own(file, entry->diags);
             struct stat info {};
             if (auto root = parse_file(own, services_fd.fd, file_name, info)) {
@@ -435,13 +475,17 @@ LoadResult load(const fs::path& dir, const LoadOptions& options, std::vector<Dia
                                               entry->draft ? &*entry->draft : nullptr, options)) {
                 entry->identity = {};  // never equal to a file's: parsed again next time
             }
+            if (cache != nullptr) {
+                ++cache->last.parsed;
+                entry->watched = listed.regular && cache->watch.covers(info.st_dev, info.st_nlink);
+            }
         }
         diags.insert(diags.end(), entry->diags.begin(), entry->diags.end());
         if (entry->draft && name_ok) {
             services.push_back(cache != nullptr ? *entry->draft : std::move(*entry->draft));
         }
         if (cache != nullptr && entry->identity != FileIdentity{}) {
-            kept.emplace(file_name, std::move(*entry));
+            kept.push_back(std::move(entry));
         }
     }
     if (cache != nullptr) {

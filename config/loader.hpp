@@ -54,18 +54,23 @@ using LoadResult = std::expected<Tree, std::vector<Diagnostic>>;
 
 // What load_tree() keeps of the service files it parsed, so that the next load of the
 // same directory with the same options parses only the files that changed: a reload
-// of 10,000 files with one edited parses one, and lists and stats the others. The
-// checks across files (validate_tree) run on every load, and pkitd.toml is read every
-// time, so a change there is seen in full.
+// of 10,000 files with one edited parses one, and lists the others. The checks across
+// files (validate_tree) run on every load, and pkitd.toml is read every time, so a
+// change there is seen in full.
 //
-// A file counts as unchanged when its device, inode, size, mtime and ctime (to the
-// nanosecond) are as they were. The kernel stamps files from a clock that advances in
-// ticks, so two writes within one tick can leave every one of those equal; a file is
-// therefore reused only when its ctime was at least k_racy_seconds older than the load
-// that parsed it (a "racily clean" file, as git calls it, is parsed again). A file
-// whose parse consulted the account database (a user or group name checked by a
-// pkitd that is not root) is parsed again every time. Any error a file had is kept
-// with it and reported again. A load holds the cache's lock: one at a time.
+// While a ServicesWatch (inotify) has been on services/ since the last load, a regular
+// file with one link on the directory's own device is unchanged unless an event named
+// it: it is not even looked at. Any other file (a symbolic link, whose target no event
+// on the directory follows; a file with other hard links; another device), and every
+// file when the watch cannot tell (the first load, an overflowed or lost watch, NFS
+// and other filesystems changed elsewhere), counts as unchanged when its device,
+// inode, size, mtime and ctime (to the nanosecond) are as they were. The kernel stamps files from a
+// clock that advances in ticks, so two writes within one tick can leave every one of those equal; a
+// file is therefore reused only when its ctime was at least k_racy_seconds older than the load that
+// parsed it (a "racily clean" file, as git calls it, is parsed again). A file whose parse consulted
+// the account database (a user or group name checked by a pkitd that is not root) is parsed again
+// every time. Any error a file had is kept with it and reported again. A load holds the cache's
+// lock: one at a time.
 class LoadCache {
 public:
     // `wall_ns` reads the realtime clock in nanoseconds since the epoch, which the
@@ -74,6 +79,15 @@ public:
     ~LoadCache();
     LoadCache(const LoadCache&) = delete;
     LoadCache& operator=(const LoadCache&) = delete;
+
+    // What the last load did with the service files: how many it parsed, and how many
+    // it looked at (stat) to find them unchanged. The rest it knew unchanged from the
+    // services watch. For tests and figures.
+    struct Work {
+        std::size_t parsed = 0;
+        std::size_t checked = 0;
+    };
+    Work last_work() const;
 
     struct State;  // loader.cpp
 

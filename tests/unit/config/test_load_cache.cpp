@@ -131,3 +131,89 @@ TEST_CASE("a cached load reports every bad file again, and sees files come and g
     CHECK(error_texts(fourth, tree) ==
           Errors{"pkitd.toml:2:17: error: groups.g.members: unknown service \"zz\""});
 }
+
+// --- The services watch (inotify) --------------------------------------------------
+
+TEST_CASE("with the services watch, a reload looks only at the files events named") {
+    TempTree tree;
+    for (int i = 0; i < 50; ++i) {
+        tree.service("s" + std::to_string(100 + i), "command = [\"/bin/a\"]\n");
+    }
+    LoadCache cache(an_hour_ahead);
+    REQUIRE(load_tree(tree.root(), test_options(), &cache).has_value());
+    CHECK(cache.last_work().parsed == 50);
+    // /tmp is a local filesystem here; over NFS every file would be looked at.
+    REQUIRE(load_tree(tree.root(), test_options(), &cache).has_value());
+    CHECK(cache.last_work().parsed == 0);
+    CHECK(cache.last_work().checked == 0);
+    tree.service("s120", "command = [\"/bin/b\"]\n");
+    auto changed = load_tree(tree.root(), test_options(), &cache);
+    CHECK(command_of(changed, "s120") == "/bin/b");
+    CHECK(command_of(changed, "s121") == "/bin/a");
+    CHECK(cache.last_work().parsed == 1);
+    CHECK(cache.last_work().checked == 0);
+    // A file that comes and one that goes.
+    tree.service("s200", "command = [\"/bin/c\"]\n");
+    std::filesystem::remove(tree.root() / "services" / "s100.toml");
+    auto moved = load_tree(tree.root(), test_options(), &cache);
+    REQUIRE(moved.has_value());
+    CHECK(moved->services.size() == 50);
+    CHECK(moved->find_service("s100") == nullptr);
+    CHECK(command_of(moved, "s200") == "/bin/c");
+    CHECK(cache.last_work().parsed == 1);
+    CHECK(cache.last_work().checked == 0);
+    // An edit that keeps size and mtime is still an event.
+    const auto file = tree.root() / "services" / "s130.toml";
+    struct timespec mtime = mtime_of(file);
+    tree.service("s130", "command = [\"/bin/d\"]\n");
+    set_mtime(file, mtime);
+    CHECK(command_of(load_tree(tree.root(), test_options(), &cache), "s130") == "/bin/d");
+}
+
+TEST_CASE("a service file that is a symbolic link is looked at on every load") {
+    // No event on services/ follows a link: a ConfigMap's files, say.
+    TempTree tree;
+    tree.write("elsewhere/web.toml", "command = [\"/bin/a\"]\n");
+    tree.service("db", "command = [\"/bin/d\"]\n");
+    std::filesystem::create_symlink("../elsewhere/web.toml", tree.root() / "services" / "web.toml");
+    LoadCache cache(an_hour_ahead);
+    CHECK(command_of(load_tree(tree.root(), test_options(), &cache), "web") == "/bin/a");
+    REQUIRE(load_tree(tree.root(), test_options(), &cache).has_value());
+    CHECK(cache.last_work().checked == 1);
+    tree.write("elsewhere/web.toml", "command = [\"/bin/b\"]\n");
+    CHECK(command_of(load_tree(tree.root(), test_options(), &cache), "web") == "/bin/b");
+    CHECK(cache.last_work().parsed == 1);
+}
+
+TEST_CASE("a service file with another hard link is looked at on every load") {
+    TempTree tree;
+    tree.service("web", "command = [\"/bin/a\"]\n");
+    std::filesystem::create_hard_link(tree.root() / "services" / "web.toml",
+                                      tree.root() / "web-copy.toml");
+    LoadCache cache(an_hour_ahead);
+    CHECK(command_of(load_tree(tree.root(), test_options(), &cache), "web") == "/bin/a");
+    // Written in place through the other name: no event on services/.
+    tree.write("web-copy.toml", "command = [\"/bin/bb\"]\n");
+    CHECK(command_of(load_tree(tree.root(), test_options(), &cache), "web") == "/bin/bb");
+    CHECK(cache.last_work().checked == 1);
+}
+
+TEST_CASE("a services directory replaced by another is read afresh") {
+    TempTree tree;
+    tree.service("web", "command = [\"/bin/a\"]\n");
+    tree.service("db", "command = [\"/bin/d\"]\n");
+    LoadCache cache(an_hour_ahead);
+    CHECK(command_of(load_tree(tree.root(), test_options(), &cache), "web") == "/bin/a");
+    std::filesystem::rename(tree.root() / "services", tree.root() / "services.old");
+    tree.service("web", "command = [\"/bin/b\"]\n");
+    tree.service("db", "command = [\"/bin/e\"]\n");
+    auto fresh = load_tree(tree.root(), test_options(), &cache);
+    CHECK(command_of(fresh, "web") == "/bin/b");
+    CHECK(command_of(fresh, "db") == "/bin/e");
+    // The old directory's events are not the new one's: an edit there changes nothing.
+    tree.write("services.old/web.toml", "command = [\"/bin/x\"]\n");
+    tree.service("db", "command = [\"/bin/f\"]\n");
+    auto again = load_tree(tree.root(), test_options(), &cache);
+    CHECK(command_of(again, "web") == "/bin/b");
+    CHECK(command_of(again, "db") == "/bin/f");
+}
