@@ -6,13 +6,17 @@
 #include <sys/mman.h>
 #include <sys/stat.h>
 #include <sys/syscall.h>
+#include <sys/wait.h>
 #include <unistd.h>
 
+#include <algorithm>
+#include <array>
 #include <atomic>
 #include <cerrno>
 #include <climits>
 #include <csignal>
 #include <cstdint>
+#include <mutex>
 #include <optional>
 
 #if defined(__SANITIZE_ADDRESS__)
@@ -184,19 +188,25 @@ void join_cgroup(const ChildPlan& plan, int report_fd) {
 
 }  // namespace
 
-void run_child(const ChildPlan& plan, ChildFds fds, bool in_cgroup) {
-    int report_fd = above_stdio(fds.report_fd, fds.report_fd);
+void run_child(const ChildPlan& plan, ChildFds fds, bool in_cgroup, int unshare_below) {
+    // Until the unshare below, the table may be pkitd's own: nothing but writes to its
+    // descriptors (the cgroup's, the record's, the report pipe on failure).
     if (!in_cgroup) {
-        join_cgroup(plan, report_fd);
+        join_cgroup(plan, fds.report_fd);
     }
     if (setsid() < 0) {
-        fail(report_fd, ChildStage::setup);
+        fail(fds.report_fd, ChildStage::setup);
     }
     // From here on, killing the process group recorded ends everything of the run. A
     // child that fails below leaves its record behind: its pid is found gone (or reused,
     // and its start time tells) and the slot is the next run's.
     write_record(plan.record);
     reset_signals();
+    if (unshare_below > 0 &&
+        close_range(static_cast<unsigned>(unshare_below), ~0U, CLOSE_RANGE_UNSHARE) != 0) {
+        fail(fds.report_fd, ChildStage::setup);
+    }
+    int report_fd = above_stdio(fds.report_fd, fds.report_fd);
 
     int out_fd = above_stdio(fds.stdout_fd, report_fd);
     int err_fd = above_stdio(fds.stderr_fd, report_fd);
@@ -249,11 +259,12 @@ struct CloneArgs {
     const ChildPlan* plan;
     ChildFds fds;
     bool in_cgroup = false;
+    int unshare_below = 0;  // > 0: CLONE_FILES, see run_child
 };
 
 int clone_entry(void* arg) {
     const auto* args = static_cast<const CloneArgs*>(arg);
-    run_child(*args->plan, args->fds, args->in_cgroup);
+    run_child(*args->plan, args->fds, args->in_cgroup, args->unshare_below);
 }
 
 // The stack a vfork-style child runs on, one per calling thread: the thread is
@@ -351,7 +362,8 @@ std::optional<pid_t> clone_into_cgroup(const ChildPlan& plan, CloneArgs& args, C
         return std::nullopt;
     }
     Clone3Args clone{};
-    clone.flags = CLONE_VM | CLONE_VFORK | k_clone_into_cgroup;
+    clone.flags =
+        CLONE_VM | CLONE_VFORK | k_clone_into_cgroup | (args.unshare_below > 0 ? CLONE_FILES : 0);
     clone.exit_signal = SIGCHLD;
     clone.stack = reinterpret_cast<std::uint64_t>(stack.bottom());
     clone.stack_size = stack.usable();
@@ -374,16 +386,27 @@ std::optional<pid_t> clone_into_cgroup(const ChildPlan& plan, CloneArgs& args, C
 #endif
 }
 
-}  // namespace
+// The low slots (reserve_low_slots): while a clone uses them, the child's three
+// descriptors sit there, and only this lock's holder touches them.
+struct LowSlots {
+    std::mutex mutex;
+    std::array<int, 3> fds{-1, -1, -1};
+    int null_fd = -1;
+    bool usable = false;
+};
 
-pid_t clone_child(const ChildPlan& plan, ChildFds fds) {
-    thread_local ChildStack stack;
-    if (stack.top() == nullptr) {
-        errno = ENOMEM;
-        return -1;
-    }
-    stack.forget_frames();
-    CloneArgs args{&plan, fds};
+LowSlots& low_slots() {
+    static LowSlots slots;
+    return slots;
+}
+
+// Run in a child that shares the caller's table: whether it can unshare it below a
+// bound. Its exit status answers.
+int probe_unshare(void* /*arg*/) {
+    return close_range(3, ~0U, CLOSE_RANGE_UNSHARE) == 0 ? 0 : 1;
+}
+
+pid_t clone_plain(const ChildPlan& plan, CloneArgs& args, ChildStack& stack) {
     if (auto pid = clone_into_cgroup(plan, args, stack)) {
         return *pid;
     }
@@ -397,7 +420,75 @@ pid_t clone_child(const ChildPlan& plan, ChildFds fds) {
 #else
     constexpr int k_flags = CLONE_VM | CLONE_VFORK | SIGCHLD;
 #endif
-    return clone(&clone_entry, stack.top(), k_flags, &args);
+    return clone(&clone_entry, stack.top(), k_flags | (args.unshare_below > 0 ? CLONE_FILES : 0),
+                 &args);
+}
+
+}  // namespace
+
+bool reserve_low_slots() {
+    LowSlots& slots = low_slots();
+    std::lock_guard lock(slots.mutex);
+    if (slots.usable) {
+        return true;
+    }
+    int null_fd = open("/dev/null", O_RDONLY | O_CLOEXEC);
+    if (null_fd < 0) {
+        return false;
+    }
+    std::array<int, 3> fds{-1, -1, -1};
+    for (int& fd : fds) {
+        fd = fcntl(null_fd, F_DUPFD_CLOEXEC, 3);
+    }
+    // A child that shares this table and unshares it, as run_child would.
+    thread_local ChildStack stack;
+    bool works = false;
+    if (std::ranges::none_of(fds, [](int fd) { return fd < 0; }) && stack.top() != nullptr) {
+        stack.forget_frames();
+        pid_t pid = clone(&probe_unshare, stack.top(), CLONE_VM | CLONE_VFORK | CLONE_FILES,
+                          nullptr);  // no exit signal: only a __WCLONE wait sees it
+        int status = 0;
+        works = pid > 0 && waitpid(pid, &status, __WCLONE) == pid && WIFEXITED(status) &&
+                WEXITSTATUS(status) == 0;
+    }
+    if (!works) {
+        close_fds({fds[0], fds[1], fds[2], null_fd});
+        return false;
+    }
+    slots.fds = fds;
+    slots.null_fd = null_fd;
+    slots.usable = true;
+    return true;
+}
+
+pid_t clone_child(const ChildPlan& plan, ChildFds fds) {
+    thread_local ChildStack stack;
+    if (stack.top() == nullptr) {
+        errno = ENOMEM;
+        return -1;
+    }
+    stack.forget_frames();
+    CloneArgs args{&plan, fds};
+    LowSlots& slots = low_slots();
+    std::unique_lock lock(slots.mutex);
+    if (!slots.usable || !plan.listen.fds.empty() ||
+        dup3(fds.stdout_fd, slots.fds[0], O_CLOEXEC) < 0 ||
+        dup3(fds.stderr_fd, slots.fds[1], O_CLOEXEC) < 0 ||
+        dup3(fds.report_fd, slots.fds[2], O_CLOEXEC) < 0) {
+        lock.unlock();
+        return clone_plain(plan, args, stack);
+    }
+    args.fds = ChildFds{slots.fds[0], slots.fds[1], slots.fds[2]};
+    args.unshare_below = std::ranges::max(slots.fds) + 1;
+    pid_t pid = clone_plain(plan, args, stack);
+    int error = errno;
+    // The child has exec'd or exited: the pipes' ends go back to pkitd's own numbers
+    // only, so that they see their EOF when the child is gone.
+    for (int slot : slots.fds) {
+        dup3(slots.null_fd, slot, O_CLOEXEC);
+    }
+    errno = error;
+    return pid;
 }
 
 }  // namespace pkit::shell

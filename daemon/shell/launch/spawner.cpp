@@ -42,6 +42,8 @@ std::expected<void, int> Spawner::start(std::size_t threads) {
     sigset_t saved;
     sigfillset(&all);
     pthread_sigmask(SIG_SETMASK, &all, &saved);
+    // Before the first launch opens its pipes: the slots take low numbers.
+    reserve_low_slots();
     int error = 0;
     for (std::size_t i = 0; i < std::max<std::size_t>(1, threads); ++i) {
         try {

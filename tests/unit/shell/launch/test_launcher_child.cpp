@@ -3,6 +3,7 @@
 // of SPEC §7.
 
 #include <fcntl.h>
+#include <poll.h>
 #include <sys/syscall.h>
 #include <sys/wait.h>
 #include <unistd.h>
@@ -137,6 +138,49 @@ TEST_CASE("a run gets default dispositions, an empty mask, its own session and o
     close(leaked);
     sigprocmask(SIG_SETMASK, &saved_mask, nullptr);
     sigaction(SIGPIPE, &saved_pipe, nullptr);
+}
+
+TEST_CASE("with the low slots, a run shares no descriptor of pkitd's and pkitd keeps all of its") {
+    // The child shares pkitd's table at clone time and unshares it below the slots: a
+    // descriptor below them is copied (and must still be closed before exec), one above
+    // is never the child's, and nothing the child closes may be pkitd's.
+    int below = open("/dev/null", O_RDONLY);  // deliberately not close-on-exec
+    REQUIRE(reserve_low_slots());
+    int above[2];
+    REQUIRE(pipe(above) == 0);  // deliberately not close-on-exec either
+    for (int round = 0; round < 3; ++round) {
+        auto launched =
+            launch_ok(make_spec({"/bin/sh", "-c", "echo out; echo err >&2; exec sleep 30"}));
+        REQUIRE_MESSAGE(wait_asleep(launched.pid), "sleep did not start within 5 s");
+        CHECK_MESSAGE((open_fds(launched.pid) == std::vector<int>{0, 1, 2}),
+                      describe_fds(launched.pid));
+        for (int fd : {below, above[0], above[1], launched.stdout_fd, launched.stderr_fd}) {
+            CHECK_MESSAGE(fcntl(fd, F_GETFD) >= 0, "pkitd lost fd ", fd);
+        }
+        signal_run(launched.pid, SIGKILL, true);
+        wait_for(launched.pid);
+        // The slots gave the pipes' write ends back: with the run gone, both ends see EOF
+        // after its output.
+        for (auto [fd, expected] : {std::pair{launched.stdout_fd, std::string("out\n")},
+                                    std::pair{launched.stderr_fd, std::string("err\n")}}) {
+            std::string got;
+            char buffer[64];
+            ssize_t n = -1;
+            for (int polls = 0; n != 0 && polls < 500; ++polls) {  // up to 5 s
+                pollfd ready{fd, POLLIN, 0};
+                poll(&ready, 1, 10);
+                while ((n = read(fd, buffer, sizeof buffer)) > 0) {
+                    got.append(buffer, static_cast<std::size_t>(n));
+                }
+            }
+            CHECK_MESSAGE(n == 0, "no EOF within 5 s");
+            CHECK(got == expected);
+        }
+        close_pipes(launched);
+    }
+    close(above[0]);
+    close(above[1]);
+    close(below);
 }
 
 TEST_CASE("stop_signal reaches a stopped process: the signal, then SIGCONT") {
