@@ -71,6 +71,9 @@ ReloadOutcome Supervisor::reload(config::Tree tree, Now now) {
     std::vector<bool> superseded(m_services.size(), false);
     const std::size_t pending_before = m_reloads.size();
     std::vector<std::size_t> added;
+    // Whether the graph (names, `after` edges, groups) may differ: else build_graph(),
+    // linear in every service, is left out.
+    bool edges_changed = old_daemon.groups != m_daemon.groups;
     for (config::ServiceSpec& spec : tree.services) {
         std::optional<std::size_t> existing = find(spec.name);
         if (existing) {
@@ -91,6 +94,7 @@ ReloadOutcome Supervisor::reload(config::Tree tree, Now now) {
             continue;
         }
         outcome.changed.push_back(spec.name);
+        edges_changed = edges_changed || s.spec().after != spec.after;
         if (!group_changed && only_schedule_differs(s.spec(), spec)) {
             Service& job = touch(*existing);
             job.replace_schedule(*spec.schedule);
@@ -123,7 +127,9 @@ ReloadOutcome Supervisor::reload(config::Tree tree, Now now) {
     m_reloads.erase(std::remove_if(m_reloads.begin(), old_end,
                                    [&](const PendingReload& p) { return superseded[p.service]; }),
                     old_end);
-    build_graph();
+    if (edges_changed || !added.empty() || !outcome.removed.empty()) {
+        build_graph();
+    }
     for (std::size_t i : added) {
         if (m_services[i]->spec().autostart) {
             bring_up(i, now);
@@ -149,12 +155,13 @@ void Supervisor::settle_reload(Now now) {
         }
         if (pending.replacement) {
             Service& s = touch(pending.service);
+            // The graph follows `after`; nothing else of a replaced spec changes it.
+            rebuild = rebuild || s.spec().after != pending.replacement->after;
             s.replace_spec(std::move(*pending.replacement), s.group());
             s.disarm();
             if (pending.start) {
                 bring_up(pending.service, now);
             }
-            rebuild = true;
         }
         return true;
     });
