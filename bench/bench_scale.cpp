@@ -18,15 +18,20 @@
 //   - SIGTERM until pkitd has exited, with `sleep` services (which stop at once), and
 //     again with services that ignore their stop signal, so that each takes its 1 s
 //     stop timeout: the slowest service's stop, which the whole shutdown should not
-//     exceed by more than the work of signalling and reaping.
+//     exceed by more than the work of signalling and reaping. Both also give the moment
+//     the last service process was gone (a FIFO every service holds open reaches EOF),
+//     so the slowest stop, counted from SIGTERM, and what pkitd took after it are apart.
 // pkitd's RLIMIT_NOFILE is raised for it (two pipes a run).
 //
 //   bench_scale --pkitd PATH [--pkitctl PATH] [--services 1000] [--rounds 3] [--calls 200]
 //               [--growth FROM,TO]
 
 #include <sys/resource.h>
+#include <sys/stat.h>
 #include <sys/wait.h>
 #include <unistd.h>
+
+#include <tuple>
 
 #include "bench/bench_util.hpp"
 
@@ -36,12 +41,61 @@ using namespace pkit::bench;
 
 const std::string k_status = R"({"id":1,"cmd":"status"})";
 
-// `extra` is appended to every service file.
-void write_tree(const TempDir& dir, std::size_t services, const std::string& extra = "") {
+const std::string k_sleep = "command = [\"/bin/sleep\", \"1000\"]\n";
+
+// `command` is every service file's command line, and `extra` is appended to it.
+void write_tree(const TempDir& dir, std::size_t services, const std::string& command,
+                const std::string& extra = "") {
     for (std::size_t i = 0; i < services; ++i) {
-        dir.write("services/" + service_name(i) + ".toml",
-                  "command = [\"/bin/sleep\", \"1000\"]\n" + extra);
+        dir.write("services/" + service_name(i) + ".toml", command + extra);
     }
+}
+
+// A FIFO that every service holds open for writing (its fd 3, kept through the exec
+// of sleep): the bench's read end sees EOF the moment the last service process is
+// gone, whoever reaps it. With it a shutdown splits into the services' own stopping
+// and what pkitd takes after the last of them.
+class LastGone {
+public:
+    explicit LastGone(const TempDir& dir) : m_path(dir.file("gone.fifo")) {
+        if (::mkfifo(m_path.c_str(), 0600) == 0) {
+            // Open before any writer: services block in their open until a reader is.
+            m_fd = ::open(m_path.c_str(), O_RDONLY | O_NONBLOCK | O_CLOEXEC);
+        }
+    }
+    ~LastGone() {
+        if (m_fd >= 0) {
+            ::close(m_fd);
+        }
+    }
+    LastGone(const LastGone&) = delete;
+    LastGone& operator=(const LastGone&) = delete;
+
+    std::string command() const {
+        return "command = [\"/bin/sh\", \"-c\", \"exec 3>>" + m_path +
+               " && exec /bin/sleep 1000\"]\n";
+    }
+    // From `begin`: records the first poll that found every writer gone.
+    void poll(double begin) {
+        char buffer[256];
+        if (m_fd >= 0 && std::isnan(m_gone) && ::read(m_fd, buffer, sizeof buffer) == 0) {
+            m_gone = mono_seconds() - begin;
+        }
+    }
+    double gone() const { return m_gone; }
+
+private:
+    std::string m_path;
+    int m_fd = -1;
+    double m_gone = NAN;
+};
+
+// SIGTERM until pkitd has exited (first) and until its last service was gone (second).
+std::pair<double, double> timed_shutdown(Pkitd& pkitd, LastGone& fifo) {
+    double begin = mono_seconds();
+    double exit = pkitd.stop(120.0, [&] { fifo.poll(begin); });
+    fifo.poll(begin);
+    return {exit, fifo.gone()};
 }
 
 // Wall seconds of one `pkitctl --socket S [--json] status`, its output into `out_path`;
@@ -127,7 +181,9 @@ struct SizeFigures {
     std::vector<double> reload_one_file;
     double shutdown = NAN;       // services that stop at SIGTERM
     double shutdown_slow = NAN;  // services that each take their 1 s stop timeout
-    double floor = NAN;          // the same processes ended without pkitd
+    double gone = NAN;           // ... until their last process was gone
+    double gone_slow = NAN;
+    double floor = NAN;  // the same processes ended without pkitd
 };
 
 // The kernel's share of a shutdown, without pkitd: `services` `sleep 1000` children,
@@ -202,8 +258,9 @@ bool wait_event(Client& events, const std::string& type, const std::string& serv
 // 99 % of them ran within the timeout. A hard RLIMIT_NOFILE of 20,000 (two pipes a
 // run) leaves a few of 10,000 failing to launch: the note says how many ran.
 std::unique_ptr<Pkitd> running_pkitd(const std::string& binary, const TempDir& dir,
-                                     std::size_t services, const std::string& extra) {
-    write_tree(dir, services, extra);
+                                     std::size_t services, const std::string& command,
+                                     const std::string& extra) {
+    write_tree(dir, services, command, extra);
     auto pkitd = std::make_unique<Pkitd>(binary, dir.path());
     if (!pkitd->start() || !wait_processes(dir.path(), services - services / 100 + 1, 300.0)) {
         return nullptr;
@@ -244,7 +301,8 @@ SizeFigures measure_size(const std::string& binary, const std::string& pkitctl,
     SizeFigures f;
     {
         TempDir dir("pkit-bench-growth");
-        auto pkitd = running_pkitd(binary, dir, services, "");
+        LastGone fifo(dir);
+        auto pkitd = running_pkitd(binary, dir, services, fifo.command(), "");
         if (!pkitd) {
             return f;
         }
@@ -281,16 +339,17 @@ SizeFigures measure_size(const std::string& binary, const std::string& pkitctl,
                 }
             }
         }
-        f.shutdown = pkitd->stop(120.0);
+        std::tie(f.shutdown, f.gone) = timed_shutdown(*pkitd, fifo);
     }
     f.floor = bare_floor(services);
     {
         // SIGWINCH is ignored by sleep(1): each stop lasts its 1 s timeout, then SIGKILL.
         TempDir dir("pkit-bench-growth");
-        auto pkitd = running_pkitd(binary, dir, services,
+        LastGone fifo(dir);
+        auto pkitd = running_pkitd(binary, dir, services, fifo.command(),
                                    "[stop]\nsignal = \"SIGWINCH\"\ntimeout = \"1s\"\n");
         if (pkitd) {
-            f.shutdown_slow = pkitd->stop(120.0);
+            std::tie(f.shutdown_slow, f.gone_slow) = timed_shutdown(*pkitd, fifo);
         }
     }
     return f;
@@ -344,6 +403,7 @@ int growth(const std::string& binary, const std::string& pkitctl, std::size_t fr
                large.reload_one_file, 12, 100);
     growth_row("SIGTERM until exit (services stop at once)", {small.shutdown}, {large.shutdown}, 12,
                0);
+    growth_row("  ... until the last service was gone", {small.gone}, {large.gone}, 12, 0);
     growth_row("  the kernel's floor: the same kill and reap, no pkitd", {small.floor},
                {large.floor}, 12, 0);
     if (!std::isnan(large.floor) && !std::isnan(large.shutdown_slow)) {
@@ -355,6 +415,19 @@ int growth(const std::string& binary, const std::string& pkitctl, std::size_t fr
     // The slowest service's stop is its 1 s timeout.
     growth_row("SIGTERM until exit (each stop takes 1 s)", {small.shutdown_slow},
                {large.shutdown_slow}, 12, 1000);
+    growth_row("  ... until the last service was gone", {small.gone_slow}, {large.gone_slow}, 12,
+               0);
+    for (const auto& [what, exit, gone] :
+         {std::tuple{"at once", large.shutdown, large.gone},
+          std::tuple{"1 s each", large.shutdown_slow, large.gone_slow}}) {
+        if (!std::isnan(exit) && !std::isnan(gone)) {
+            print_note(std::string("stops ") + what + ", " + std::to_string(to) +
+                       " services: pkitd exited " + format_number((exit - gone) * 1e3, 0) +
+                       " ms after its last service was gone (the slowest stop, counted from "
+                       "SIGTERM: " +
+                       format_number(gone * 1e3, 0) + " ms)");
+        }
+    }
     return 0;
 }
 
@@ -386,7 +459,7 @@ int main(int argc, char** argv) {
     Memory base;
     {
         TempDir dir("pkit-bench-base");
-        write_tree(dir, 1);
+        write_tree(dir, 1, k_sleep);
         Pkitd pkitd(binary, dir.path());
         if (pkitd.start() && wait_processes(dir.path(), 2, 10.0)) {
             sleep_seconds(0.5);
@@ -395,7 +468,7 @@ int main(int argc, char** argv) {
     }
 
     TempDir dir("pkit-bench-scale");
-    write_tree(dir, services);
+    write_tree(dir, services, k_sleep);
     std::vector<double> listening;
     std::vector<double> first_reply;
     std::vector<double> all_running;

@@ -28,6 +28,7 @@
 #include <cstring>
 #include <filesystem>
 #include <fstream>
+#include <functional>
 #include <iterator>
 #include <mutex>
 #include <nlohmann/json.hpp>
@@ -496,13 +497,17 @@ public:
 
     // SIGTERM (a graceful shutdown), SIGKILL after `grace` seconds; then SIGKILL for
     // anything that still carries the marker. Returns the seconds pkitd took to exit.
-    double stop(double grace = 10.0) {
+    // `each_poll` runs at every poll of the wait (1 ms apart), to watch something else.
+    double stop(double grace = 10.0, const std::function<void()>& each_poll = {}) {
         double took = NAN;
         if (m_pid > 0) {
             double begin = mono_seconds();
             ::kill(m_pid, SIGTERM);
             int status = 0;
             while (mono_seconds() - begin < grace) {
+                if (each_poll) {
+                    each_poll();
+                }
                 if (::waitpid(m_pid, &status, WNOHANG) == m_pid) {
                     took = mono_seconds() - begin;
                     m_exit_code = exit_code_of(status);
