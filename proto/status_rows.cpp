@@ -1,5 +1,7 @@
 #include "proto/status_rows.hpp"
 
+#include <sys/mman.h>
+
 #include <cstdint>
 #include <limits>
 #include <type_traits>
@@ -102,11 +104,26 @@ enum class Place {
     skip
 };
 
+// Advice only: where the kernel has no transparent huge pages, nothing changes.
+void ask_huge_pages(void* begin, std::size_t bytes) {
+    constexpr std::uintptr_t k_huge = 2 * 1024 * 1024;
+    const auto from = (reinterpret_cast<std::uintptr_t>(begin) + k_huge - 1) & ~(k_huge - 1);
+    const auto to = (reinterpret_cast<std::uintptr_t>(begin) + bytes) & ~(k_huge - 1);
+    if (to > from) {
+        ::madvise(reinterpret_cast<void*>(from), to - from, MADV_HUGEPAGE);
+    }
+}
+
 class RowsReader : public nlohmann::json_sax<json> {
 public:
-    // Room for `expected` rows up front: growing a vector of ~200-byte rows by doubling
-    // copies each row into fresh pages, and on a VM a page fault costs ~25 us.
-    explicit RowsReader(std::size_t expected) { m_rows.reserve(expected); }
+    // Room for `expected` rows up front: growing a vector of ~760-byte rows by doubling
+    // copies each row into fresh pages, and on a VM a page fault costs ~25 us. A large
+    // reservation (10,000 rows: 7.6 MB) asks for transparent huge pages, where the
+    // kernel gives them on request: a fault a 2 MiB page instead of one a 4 KiB page.
+    explicit RowsReader(std::size_t expected) {
+        m_rows.reserve(expected);
+        ask_huge_pages(m_rows.data(), m_rows.capacity() * sizeof(ServiceStatus));
+    }
 
     bool null() override { return scalar(Scalar{}); }
     bool boolean(bool value) override {
