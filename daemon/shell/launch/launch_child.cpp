@@ -445,8 +445,13 @@ bool reserve_low_slots() {
     bool works = false;
     if (std::ranges::none_of(fds, [](int fd) { return fd < 0; }) && stack.top() != nullptr) {
         stack.forget_frames();
-        pid_t pid = clone(&probe_unshare, stack.top(), CLONE_VM | CLONE_VFORK | CLONE_FILES,
-                          nullptr);  // no exit signal: only a __WCLONE wait sees it
+#if defined(__SANITIZE_THREAD__)
+        constexpr int k_flags = CLONE_VFORK | CLONE_FILES;  // as clone_plain under TSan
+#else
+        constexpr int k_flags = CLONE_VM | CLONE_VFORK | CLONE_FILES;
+#endif
+        // No exit signal: only a __WCLONE wait sees the probe, never the reaper.
+        pid_t pid = clone(&probe_unshare, stack.top(), k_flags, nullptr);
         int status = 0;
         works = pid > 0 && waitpid(pid, &status, __WCLONE) == pid && WIFEXITED(status) &&
                 WEXITSTATUS(status) == 0;
@@ -471,23 +476,30 @@ pid_t clone_child(const ChildPlan& plan, ChildFds fds) {
     CloneArgs args{&plan, fds};
     LowSlots& slots = low_slots();
     std::unique_lock lock(slots.mutex);
-    if (!slots.usable || !plan.listen.fds.empty() ||
-        dup3(fds.stdout_fd, slots.fds[0], O_CLOEXEC) < 0 ||
+    if (!slots.usable || !plan.listen.fds.empty()) {
+        lock.unlock();
+        return clone_plain(plan, args, stack);
+    }
+    // Once the child has exec'd or exited (or never was), the pipes' ends go back to
+    // pkitd's own numbers only, so that they see their EOF when the child is gone.
+    auto release = [&slots] {
+        int error = errno;
+        for (int slot : slots.fds) {
+            dup3(slots.null_fd, slot, O_CLOEXEC);
+        }
+        errno = error;
+    };
+    if (dup3(fds.stdout_fd, slots.fds[0], O_CLOEXEC) < 0 ||
         dup3(fds.stderr_fd, slots.fds[1], O_CLOEXEC) < 0 ||
         dup3(fds.report_fd, slots.fds[2], O_CLOEXEC) < 0) {
+        release();
         lock.unlock();
         return clone_plain(plan, args, stack);
     }
     args.fds = ChildFds{slots.fds[0], slots.fds[1], slots.fds[2]};
     args.unshare_below = std::ranges::max(slots.fds) + 1;
     pid_t pid = clone_plain(plan, args, stack);
-    int error = errno;
-    // The child has exec'd or exited: the pipes' ends go back to pkitd's own numbers
-    // only, so that they see their EOF when the child is gone.
-    for (int slot : slots.fds) {
-        dup3(slots.null_fd, slot, O_CLOEXEC);
-    }
-    errno = error;
+    release();
     return pid;
 }
 
