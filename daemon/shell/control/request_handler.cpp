@@ -170,15 +170,19 @@ proto::json RequestHandler::services_json(const std::vector<std::size_t>& servic
 
 std::vector<proto::ServiceStatus> RequestHandler::statuses(
     const std::vector<std::size_t>& services) const {
-    const core::Supervisor& sup = m_daemon.supervisor();
     core::Now now = m_daemon.now();
     std::vector<proto::ServiceStatus> result;
     result.reserve(services.size());
     for (std::size_t i : services) {
-        result.push_back(service_status(sup.service(i), now));
-        result.back().resource_limits = m_daemon.resource_limits(i);
+        result.push_back(status_row(i, now));
     }
     return result;
+}
+
+proto::ServiceStatus RequestHandler::status_row(std::size_t i, core::Now now) const {
+    proto::ServiceStatus row = service_status(m_daemon.supervisor().service(i), now);
+    row.resource_limits = m_daemon.resource_limits(i);
+    return row;
 }
 
 void RequestHandler::on_request(ConnectionId connection, proto::Request request) {

@@ -69,6 +69,8 @@ private:
     proto::json services_json(const std::vector<std::size_t>& services);
     // The status objects of `services`, as of now.
     std::vector<proto::ServiceStatus> statuses(const std::vector<std::size_t>& services) const;
+    // The status object of service `i` at `now`, without resources (status adds them).
+    proto::ServiceStatus status_row(std::size_t i, core::Now now) const;
 
     // request_handler_read.cpp
     void handle_status(ConnectionId connection, const proto::Request& request);

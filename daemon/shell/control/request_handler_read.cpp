@@ -5,7 +5,6 @@
 #include <variant>
 
 #include "daemon/core/explain.hpp"
-#include "daemon/shell/control/event_view.hpp"
 #include "daemon/shell/control/request_handler.hpp"
 
 namespace pkit::shell {
@@ -26,8 +25,7 @@ void RequestHandler::handle_status(ConnectionId connection, const proto::Request
     }
     auto fill = [&](std::size_t k, proto::ServiceStatus& row) {
         std::size_t i = (*services)[k];
-        row = service_status(sup.service(i), now);
-        row.resource_limits = m_daemon.resource_limits(i);
+        row = status_row(i, now);
         if (request.resources) {
             row.resources.asked = true;
             if (sup.service(i).has_process()) {

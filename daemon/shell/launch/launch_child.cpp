@@ -386,6 +386,12 @@ std::optional<pid_t> clone_into_cgroup(const ChildPlan& plan, CloneArgs& args, C
 #endif
 }
 
+// The calling thread's child stack: one for its clones and for the probe of the slots.
+ChildStack& thread_child_stack() {
+    thread_local ChildStack stack;
+    return stack;
+}
+
 // The low slots (reserve_low_slots): while a clone uses them, the child's three
 // descriptors sit there, and only this lock's holder touches them.
 struct LowSlots {
@@ -441,7 +447,7 @@ bool reserve_low_slots() {
         fd = fcntl(null_fd, F_DUPFD_CLOEXEC, 3);
     }
     // A child that shares this table and unshares it, as run_child would.
-    thread_local ChildStack stack;
+    ChildStack& stack = thread_child_stack();
     bool works = false;
     if (std::ranges::none_of(fds, [](int fd) { return fd < 0; }) && stack.top() != nullptr) {
         stack.forget_frames();
@@ -467,7 +473,7 @@ bool reserve_low_slots() {
 }
 
 pid_t clone_child(const ChildPlan& plan, ChildFds fds) {
-    thread_local ChildStack stack;
+    ChildStack& stack = thread_child_stack();
     if (stack.top() == nullptr) {
         errno = ENOMEM;
         return -1;
