@@ -48,6 +48,11 @@ public:
         }
     }
 
+    // Bytes written so far.
+    std::size_t size() const { return m_out.size(); }
+    // Room for `more` bytes beyond what is written, in one allocation.
+    void reserve(std::size_t more) { m_out.reserve(m_out.size() + more); }
+
 private:
     // Writes the ',' between members or elements.
     void separate();
