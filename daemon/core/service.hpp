@@ -268,6 +268,12 @@ public:
     const Replacement* replacement() const { return m_replacement.get(); }
     pid_t pid() const { return m_pid; }
     std::uint64_t run() const { return m_run; }
+    // Whether `pid` is the main process of run `run`, current or draining, and not yet
+    // reported gone: a signal decided for it earlier may still be sent.
+    bool signallable(std::uint64_t run, pid_t pid) const { return pid > 0 && pid_of(run) == pid; }
+    // The main process of run `run` if it is the current or a draining run not yet
+    // reported gone; 0 otherwise.
+    pid_t pid_of(std::uint64_t run) const;
     bool ready() const { return m_ready; }
     // Launched and its spawn not reported yet: the shell holds a launch in flight.
     bool launch_in_flight() const {

@@ -1,6 +1,7 @@
 // Service: stops and restarts (the table's stop, group restart, root restart, reload,
 // kill_now and storm hold rows).
 
+#include <algorithm>
 #include <csignal>
 
 #include "daemon/core/service.hpp"
@@ -21,6 +22,14 @@ std::optional<T> earliest(std::optional<T> a, std::optional<T> b) {
 }
 
 }  // namespace
+
+pid_t Service::pid_of(std::uint64_t run) const {
+    if (m_run == run && m_pid != 0) {
+        return m_pid;
+    }
+    auto draining = std::ranges::find(m_draining, run, &DrainingRun::run);
+    return draining == m_draining.end() ? 0 : draining->pid;
+}
 
 void Service::begin_stop(Now now, Actions& out, KilledBy by, std::optional<TimePoint> deadline) {
     if (m_pid == 0) {

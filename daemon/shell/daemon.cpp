@@ -53,6 +53,7 @@ Daemon::Daemon(uv_loop_t* loop, core::Supervisor supervisor, DaemonOptions optio
       m_stdout(loop, STDOUT_FILENO),
       m_stderr(loop, STDERR_FILENO),
       m_reaper(loop, [this](pid_t pid, int status) { on_child(pid, status); }),
+      m_signal_pace(loop),
       m_timer(loop),
       m_probes(loop,
                [this](std::size_t service, std::uint64_t run, core::ProbePurpose purpose, bool ok,
@@ -430,6 +431,7 @@ void Daemon::request_shutdown(const std::string& why) {
 }
 
 void Daemon::finish(int status) {
+    m_signal_pace.flush();
     if (!m_exit_status) {
         m_exit_status = status;
     }

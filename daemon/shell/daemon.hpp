@@ -41,6 +41,7 @@
 #include "daemon/shell/launch/pending_launch.hpp"
 #include "daemon/shell/launch/reaper.hpp"
 #include "daemon/shell/launch/run_records.hpp"
+#include "daemon/shell/launch/signal_pace.hpp"
 #include "daemon/shell/launch/spawner.hpp"
 #include "daemon/shell/listen/listen_sockets.hpp"
 #include "daemon/shell/probes/probe_runner.hpp"
@@ -266,6 +267,8 @@ private:
     bool run_oom_killed(std::size_t service) const;
     // A SignalAction, reaching the run's whole cgroup where it must.
     void signal_action(const core::SignalAction& action);
+    void send_signal(const core::SignalAction& action);
+    void expect_exit(std::size_t service, std::uint64_t run);
     // A FreezeAction: cgroup.freeze of the service's cgroup (SPEC §15 pause, resume).
     void freeze_action(const core::FreezeAction& action);
     void close_cgroups();
@@ -295,6 +298,8 @@ private:
     OutputWriter m_stdout;
     OutputWriter m_stderr;
     Reaper m_reaper;
+    // Stop signals, a loop turn's budget at a time (signal_action).
+    SignalPace m_signal_pace;
     Timer m_timer;
     std::vector<std::unique_ptr<UvHandle<uv_signal_t>>> m_signals;
     std::unique_ptr<RequestHandler> m_control;

@@ -364,6 +364,7 @@ void Daemon::hand_over() {
     m_upgrade.reset();
     // Every run the core may name has its pid: launches in flight are resolved.
     resolve_launches();
+    m_signal_pace.flush();  // the next pkitd knows nothing of signals still waiting
     if (auto busy = busy_for_upgrade()) {
         log("error", "upgrade to " + binary + " abandoned: " + *busy + "; nothing changed");
         return;

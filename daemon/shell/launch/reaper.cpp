@@ -11,11 +11,13 @@
 
 namespace pkit::shell {
 
-Reaper::Reaper(uv_loop_t* loop, Callback callback, std::size_t batch)
+Reaper::Reaper(uv_loop_t* loop, Callback callback, std::size_t batch, std::uint64_t cheap_scan_ns)
     : m_signal(this),
       m_more(loop, [this] { reap_batch(); }),
+      m_put_off(loop),
       m_callback(std::move(callback)),
-      m_batch(std::max<std::size_t>(1, batch)) {
+      m_batch(std::max<std::size_t>(1, batch)),
+      m_cheap_scan_ns(cheap_scan_ns) {
     m_signal.init(uv_signal_init, loop);
 }
 
@@ -39,10 +41,67 @@ std::size_t Reaper::reap_batch() {
 }
 
 std::size_t Reaper::reap_now() {
+    m_next_scan_ns = 0;
     return reap(std::numeric_limits<std::size_t>::max());
 }
 
+void Reaper::expect(pid_t pid) {
+    if (pid > 0) {
+        m_expected.push_back(pid);
+        m_more.schedule();
+    }
+}
+
 std::size_t Reaper::reap(std::size_t limit) {
+    std::size_t reaped = reap_expected(limit);
+    if (reaped == limit) {
+        return reaped;
+    }
+    const std::uint64_t now = uv_hrtime();
+    if (now < m_next_scan_ns) {
+        if (!m_put_off.active()) {
+            const std::uint64_t ms = (m_next_scan_ns - now + 999'999) / 1'000'000;
+            m_put_off.start(ms, [this] { reap_batch(); });
+        }
+        return reaped;
+    }
+    m_put_off.stop();
+    reaped += scan(limit - reaped);
+    const std::uint64_t cost = uv_hrtime() - now;
+    m_next_scan_ns = cost < m_cheap_scan_ns ? 0 : uv_hrtime() + 9 * cost;
+    return reaped;
+}
+
+std::size_t Reaper::reap_expected(std::size_t limit) {
+    std::size_t reaped = 0;
+    std::size_t kept = 0;
+    for (std::size_t k = 0; k < m_expected.size(); ++k) {
+        const pid_t pid = m_expected[k];
+        int status = 0;
+        pid_t got = 0;
+        if (reaped < limit) {
+            do {
+                got = waitpid(pid, &status, WNOHANG);
+            } while (got < 0 && errno == EINTR);
+        }
+        if (got == 0) {
+            m_expected[kept++] = pid;  // still running (or the batch is full): later
+            continue;
+        }
+        if (got < 0) {
+            continue;  // ECHILD: reaped by a scan meanwhile
+        }
+        ++reaped;
+        try {
+            m_callback(pid, status);
+        } catch (...) {
+        }
+    }
+    m_expected.resize(kept);
+    return reaped;
+}
+
+std::size_t Reaper::scan(std::size_t limit) {
     std::size_t reaped = 0;
     while (reaped < limit) {
         int status = 0;

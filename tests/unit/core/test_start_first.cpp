@@ -40,6 +40,30 @@ Supervisor running(config::ServiceSpec s) {
     return sup;
 }
 
+TEST_CASE("a run's pid may be signalled until its exit is reported, a draining run's too") {
+    // The shell sends a signal it had to put off only while this holds: a reaped pid
+    // may belong to another process by then.
+    Supervisor sup = running(with_ready_probe(start_first()));
+    const Service& web = sup.service(0);
+    CHECK(web.signallable(1, 100));
+    CHECK_FALSE(web.signallable(2, 100));  // another run's number
+    CHECK_FALSE(web.signallable(1, 101));  // another pid
+    CHECK_FALSE(web.signallable(1, 0));
+    sup.restart_service(0, at(10));
+    sup.on_spawned(0, 2, 200, at(10.1));
+    sup.take_actions();
+    CHECK(web.pid_of(1) == 100);  // draining
+    CHECK(web.pid_of(2) == 200);
+    CHECK(web.signallable(1, 100));
+    CHECK(web.signallable(2, 200));
+    CHECK(sup.on_exit(100, killed(SIGKILL), at(10.2)));
+    CHECK(web.pid_of(1) == 0);
+    CHECK_FALSE(web.signallable(1, 100));
+    CHECK(web.signallable(2, 200));
+    CHECK(sup.on_exit(200, killed(SIGKILL), at(10.3)));
+    CHECK_FALSE(web.signallable(2, 200));
+}
+
 TEST_CASE("start_first: the old run is stopped only once the new run is ready") {
     Supervisor sup = running(with_ready_probe(start_first()));
     sup.restart_service(0, at(10));

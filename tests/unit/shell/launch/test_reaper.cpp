@@ -146,4 +146,44 @@ TEST_CASE("children exiting as fast as they are reaped leave the loop its timers
     CHECK(loop.close() == 0);
 }
 
+TEST_CASE("an expected child is waited for by its pid, without SIGCHLD or a scan") {
+    TestLoop loop;
+    std::map<pid_t, int> reaped;
+    {
+        // Not started: nothing watches SIGCHLD, so only expect() can reap.
+        Reaper reaper(loop.get(), [&](pid_t pid, int status) { reaped[pid] = status; });
+        const pid_t pid = exited_child();
+        reaper.expect(pid);
+        reaper.expect(pid);  // both pipes of a run say so: one reap
+        CHECK(loop.run_until([&] { return reaped.contains(pid); }));
+        CHECK(reaped.size() == 1);
+        CHECK(WIFEXITED(reaped[pid]));
+        // Reaped by a scan first, an expected pid is dropped (ECHILD), not reported twice.
+        const pid_t other = exited_child();
+        CHECK(reaper.reap_now() == 1);
+        reaper.expect(other);
+        uv_run(loop.get(), UV_RUN_NOWAIT);
+        CHECK(reaped.size() == 2);
+    }
+    CHECK(loop.close() == 0);
+}
+
+TEST_CASE("a scan put off because scans are costly still comes, and reaps every child") {
+    TestLoop loop;
+    std::set<pid_t> reaped;
+    {
+        // Every scan counts as costly: each puts the next off by nine times its cost.
+        Reaper reaper(
+            loop.get(), [&](pid_t pid, int) { reaped.insert(pid); }, Reaper::k_default_batch, 0);
+        REQUIRE(reaper.start().has_value());
+        std::set<pid_t> started;
+        for (int round = 0; round < 5; ++round) {
+            started.insert(exited_child());
+            reaper.reap_batch();  // the scan may be put off: a timer brings it
+        }
+        CHECK(loop.run_until([&] { return reaped == started; }));
+    }
+    CHECK(loop.close() == 0);
+}
+
 }  // namespace pkit::shell::test
