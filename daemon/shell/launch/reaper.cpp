@@ -47,7 +47,7 @@ std::size_t Reaper::reap_now() {
 
 void Reaper::expect(pid_t pid) {
     if (pid > 0) {
-        m_expected.push_back(pid);
+        m_expected.push_back({pid, 0});
         m_more.schedule();
     }
 }
@@ -75,17 +75,23 @@ std::size_t Reaper::reap(std::size_t limit) {
 std::size_t Reaper::reap_expected(std::size_t limit) {
     std::size_t reaped = 0;
     std::size_t kept = 0;
+    // Indices, not iterators: a callback may expect() more, appended and seen here too.
     for (std::size_t k = 0; k < m_expected.size(); ++k) {
-        const pid_t pid = m_expected[k];
+        Expected expected = m_expected[k];
+        const pid_t pid = expected.pid;
         int status = 0;
         pid_t got = 0;
         if (reaped < limit) {
             do {
                 got = waitpid(pid, &status, WNOHANG);
             } while (got < 0 && errno == EINTR);
+            ++expected.tries;
         }
         if (got == 0) {
-            m_expected[kept++] = pid;  // still running (or the batch is full): later
+            // Still running (or the batch is full): later, unless it has had its tries.
+            if (expected.tries < k_expect_tries) {
+                m_expected[kept++] = expected;
+            }
             continue;
         }
         if (got < 0) {

@@ -70,9 +70,16 @@ public:
     // Whether a full batch left the rest for the next loop turn.
     bool continuing() const { return m_more.pending(); }
 
+    // How often an expected child is waited for by pid before it is left to the scans.
+    static constexpr std::uint8_t k_expect_tries = 8;
+
     // `pid`, a child, has probably ended or is about to: it is waited for by pid at the
-    // next turn and at each SIGCHLD until it is reaped (or is no child of pkitd).
+    // next turn and at each SIGCHLD until it is reaped, is no child of pkitd, or has had
+    // k_expect_tries tries (a run that closed its output and lives on is not waited
+    // for at every SIGCHLD: a scan finds it when it ends).
     void expect(pid_t pid);
+    // Children waited for by pid, for tests.
+    std::size_t expected() const { return m_expected.size(); }
 
 private:
     static void on_signal(uv_signal_t* handle, int signo);
@@ -86,7 +93,11 @@ private:
     Callback m_callback;
     std::size_t m_batch;
     std::uint64_t m_cheap_scan_ns;
-    std::vector<pid_t> m_expected;
+    struct Expected {
+        pid_t pid;
+        std::uint8_t tries;
+    };
+    std::vector<Expected> m_expected;
     std::uint64_t m_next_scan_ns = 0;  // uv_hrtime() from which a scan may run again
 };
 

@@ -168,6 +168,38 @@ TEST_CASE("an expected child is waited for by its pid, without SIGCHLD or a scan
     CHECK(loop.close() == 0);
 }
 
+TEST_CASE("a child that lives on after it was expected is left to the scans after its tries") {
+    // A run that closed its output and goes on running must not cost a waitpid at
+    // every SIGCHLD for as long as it lives.
+    TestLoop loop;
+    std::set<pid_t> reaped;
+    {
+        Reaper reaper(loop.get(), [&](pid_t pid, int) { reaped.insert(pid); });
+        REQUIRE(reaper.start().has_value());
+        int gate[2];
+        REQUIRE(pipe(gate) == 0);
+        const pid_t pid = fork();
+        REQUIRE(pid >= 0);
+        if (pid == 0) {
+            close(gate[1]);
+            char byte = 0;
+            (void)!read(gate[0], &byte, 1);  // until the test closes the gate
+            _exit(0);
+        }
+        close(gate[0]);
+        reaper.expect(pid);
+        for (int k = 0; k < Reaper::k_expect_tries; ++k) {
+            CHECK(reaper.expected() == 1);
+            reaper.reap_batch();
+        }
+        CHECK(reaper.expected() == 0);
+        CHECK(reaped.empty());
+        close(gate[1]);  // it ends now: its SIGCHLD brings a scan
+        CHECK(loop.run_until([&] { return reaped.contains(pid); }));
+    }
+    CHECK(loop.close() == 0);
+}
+
 TEST_CASE("a scan put off because scans are costly still comes, and reaps every child") {
     TestLoop loop;
     std::set<pid_t> reaped;
