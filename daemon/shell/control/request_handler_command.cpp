@@ -38,7 +38,8 @@ void RequestHandler::handle_control(ConnectionId connection, const proto::Reques
             }
         }
     });
-    // no_block: accepted, the commands are issued (the pump sent the signals); the rows
+    // no_block: accepted, the commands are issued (the pump sent the signals, or queued
+    // them in SignalPace behind a mass stop's); the rows
     // show the services as they are now, not the outcome.
     if (request.no_block || pending_done(pending)) {
         if (auto failed = failed_replacements(pending); failed && !request.no_block) {
