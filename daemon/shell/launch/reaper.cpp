@@ -11,13 +11,13 @@
 
 namespace pkit::shell {
 
-Reaper::Reaper(uv_loop_t* loop, Callback callback, std::size_t batch, std::uint64_t cheap_scan_ns)
+Reaper::Reaper(uv_loop_t* loop, Callback callback, std::size_t batch, ScanThrottle throttle)
     : m_signal(this),
       m_more(loop, [this] { reap_batch(); }),
       m_put_off(loop),
       m_callback(std::move(callback)),
       m_batch(std::max<std::size_t>(1, batch)),
-      m_cheap_scan_ns(cheap_scan_ns) {
+      m_throttle(throttle) {
     m_signal.init(uv_signal_init, loop);
 }
 
@@ -48,7 +48,11 @@ std::size_t Reaper::reap_now() {
 void Reaper::expect(pid_t pid) {
     if (pid > 0) {
         m_expected.push_back({pid, 0});
-        m_more.schedule();
+        // Its SIGCHLD brings a reap, unless it came before the pipes' end was seen and
+        // found the scan put off: then the next turn waits for it.
+        if (m_put_off.active()) {
+            m_more.schedule();
+        }
     }
 }
 
@@ -68,7 +72,8 @@ std::size_t Reaper::reap(std::size_t limit) {
     m_put_off.stop();
     reaped += scan(limit - reaped);
     const std::uint64_t cost = uv_hrtime() - now;
-    m_next_scan_ns = cost < m_cheap_scan_ns ? 0 : uv_hrtime() + 9 * cost;
+    m_next_scan_ns =
+        cost < m_throttle.cheap_ns ? 0 : uv_hrtime() + m_throttle.put_off_factor * cost;
     return reaped;
 }
 

@@ -12,7 +12,7 @@
 // runs on a small VM, paid again by the call that finds none left. So the children the
 // caller expects to have ended (a run whose output pipes reached end of file) are
 // waited for by pid first, at a cost that does not grow with the number of children;
-// and once one scan cost more than k_cheap_scan_ns, the next waits until nine times as
+// and once one scan cost more than 0.2 ms, the next waits until nine times as
 // long has passed (a timer makes sure it comes), so scans take at most a tenth of the
 // loop's time. With a few hundred children a scan costs microseconds and nothing waits.
 
@@ -29,6 +29,16 @@
 
 namespace pkit::shell {
 
+// When the Reaper puts a scan of every child off (see above); other values only in
+// tests.
+struct ScanThrottle {
+    // A scan that costs less than this is never put off.
+    static constexpr std::uint64_t k_cheap_ns = 200'000;
+    std::uint64_t cheap_ns = k_cheap_ns;
+    // A costly scan puts the next off by this many times its cost.
+    std::uint64_t put_off_factor = 9;
+};
+
 class Reaper {
 public:
     // Called once per reaped child with its pid and raw wait status (WIFEXITED...).
@@ -41,13 +51,9 @@ public:
     // How many children one turn reaps at most, by default.
     static constexpr std::size_t k_default_batch = 64;
 
-    // A scan of every child that costs less than this is never put off.
-    static constexpr std::uint64_t k_cheap_scan_ns = 200'000;
-
-    // `batch` (at least 1) bounds reap_batch(); `cheap_scan_ns` is k_cheap_scan_ns but
-    // in tests.
+    // `batch` (at least 1) bounds reap_batch().
     Reaper(uv_loop_t* loop, Callback callback, std::size_t batch = k_default_batch,
-           std::uint64_t cheap_scan_ns = k_cheap_scan_ns);
+           ScanThrottle throttle = {});
 
     Reaper(const Reaper&) = delete;
     Reaper& operator=(const Reaper&) = delete;
@@ -73,8 +79,9 @@ public:
     // How often an expected child is waited for by pid before it is left to the scans.
     static constexpr std::uint8_t k_expect_tries = 8;
 
-    // `pid`, a child, has probably ended or is about to: it is waited for by pid at the
-    // next turn and at each SIGCHLD until it is reaped, is no child of pkitd, or has had
+    // `pid`, a child, has probably ended or is about to: it is waited for by pid at each
+    // reap (its SIGCHLD brings one; the next turn, while scans are put off) until it is
+    // reaped, is no child of pkitd, or has had
     // k_expect_tries tries (a run that closed its output and lives on is not waited
     // for at every SIGCHLD: a scan finds it when it ends).
     void expect(pid_t pid);
@@ -92,7 +99,7 @@ private:
     Timer m_put_off;  // the scan put off, when it is due
     Callback m_callback;
     std::size_t m_batch;
-    std::uint64_t m_cheap_scan_ns;
+    ScanThrottle m_throttle;
     struct Expected {
         pid_t pid;
         std::uint8_t tries;

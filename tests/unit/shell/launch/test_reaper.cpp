@@ -146,18 +146,32 @@ TEST_CASE("children exiting as fast as they are reaped leave the loop its timers
     CHECK(loop.close() == 0);
 }
 
-TEST_CASE("an expected child is waited for by its pid, without SIGCHLD or a scan") {
+TEST_CASE("an expected child is waited for by its pid while scans are put off") {
     TestLoop loop;
     std::map<pid_t, int> reaped;
     {
-        // Not started: nothing watches SIGCHLD, so only expect() can reap.
-        Reaper reaper(loop.get(), [&](pid_t pid, int status) { reaped[pid] = status; });
+        // Not started (nothing watches SIGCHLD); a scan puts the next off for good.
+        Reaper reaper(loop.get(), [&](pid_t pid, int status) { reaped[pid] = status; },
+                      Reaper::k_default_batch, {.cheap_ns = 0, .put_off_factor = 1'000'000'000});
+        CHECK(reaper.reap_batch() == 0);  // a scan: the next is put off
+        const pid_t unexpected = exited_child();
+        CHECK(reaper.reap_batch() == 0);  // put off: nothing reaped
         const pid_t pid = exited_child();
         reaper.expect(pid);
-        reaper.expect(pid);  // both pipes of a run say so: one reap
-        CHECK(loop.run_until([&] { return reaped.contains(pid); }));
+        reaper.expect(pid);               // both pipes of a run say so: one reap
+        CHECK(reaper.reap_batch() == 1);  // the scan is still put off
         CHECK(reaped.size() == 1);
         CHECK(WIFEXITED(reaped[pid]));
+        // While scans are put off, an expected child is waited for at the next turn.
+        const pid_t later = exited_child();
+        reaper.expect(later);
+        uv_run(loop.get(), UV_RUN_NOWAIT);
+        CHECK(reaped.contains(later));
+        CHECK_FALSE(reaped.contains(unexpected));  // left to the scan, still put off
+        CHECK(reaper.reap_now() == 1);             // reap_now does not wait
+        CHECK(reaped.contains(unexpected));
+        reaped.erase(later);
+        reaped.erase(unexpected);
         // Reaped by a scan first, an expected pid is dropped (ECHILD), not reported twice.
         const pid_t other = exited_child();
         CHECK(reaper.reap_now() == 1);
@@ -205,8 +219,8 @@ TEST_CASE("a scan put off because scans are costly still comes, and reaps every 
     std::set<pid_t> reaped;
     {
         // Every scan counts as costly: each puts the next off by nine times its cost.
-        Reaper reaper(
-            loop.get(), [&](pid_t pid, int) { reaped.insert(pid); }, Reaper::k_default_batch, 0);
+        Reaper reaper(loop.get(), [&](pid_t pid, int) { reaped.insert(pid); },
+                      Reaper::k_default_batch, {.cheap_ns = 0});
         REQUIRE(reaper.start().has_value());
         std::set<pid_t> started;
         for (int round = 0; round < 5; ++round) {
