@@ -80,10 +80,10 @@ public:
     static constexpr std::uint8_t k_expect_tries = 8;
 
     // `pid`, a child, has probably ended or is about to: it is waited for by pid at each
-    // reap (its SIGCHLD brings one; the next turn, while scans are put off) until it is
-    // reaped, is no child of pkitd, or has had
-    // k_expect_tries tries (a run that closed its output and lives on is not waited
-    // for at every SIGCHLD: a scan finds it when it ends).
+    // reap (its SIGCHLD brings one; so does the next turn, while scans are put off)
+    // until it is reaped, is no child of pkitd, or has had k_expect_tries tries (a run
+    // that closed its output and lives on is not waited for at every SIGCHLD: a scan
+    // finds it when it ends).
     void expect(pid_t pid);
     // Children waited for by pid, for tests.
     std::size_t expected() const { return m_expected.size(); }
