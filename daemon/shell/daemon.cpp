@@ -76,6 +76,7 @@ Daemon::Daemon(uv_loop_t* loop, core::Supervisor supervisor, DaemonOptions optio
                       m_spawn_budget = k_spawns_per_turn;  // a new turn
                       pump();
                   }),
+      m_prune_soon(loop, [this] { prune_leftovers(); }),
       m_notify(m_supervisor.size()),
       m_pipes(m_supervisor.size()) {
     m_supervisor.set_random(
@@ -397,7 +398,7 @@ void Daemon::handle_exit(pid_t pid, int wait_status, bool may_hold) {
     if (!m_supervisor.on_exit(pid, exit, now())) {
         ++m_orphans;
     }
-    prune_leftovers();
+    m_prune_soon.schedule();
 }
 
 void Daemon::on_signal(int signo) {

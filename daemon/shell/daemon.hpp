@@ -313,6 +313,9 @@ private:
     Spawner m_spawner;
     // See pump_soon().
     NextTurn m_pump_soon;
+    // prune_leftovers() once a turn, not once an exit: it asks the kernel about every
+    // leftover group, and a shutdown of N services that each leave one had N exits.
+    NextTurn m_prune_soon;
     // The current run's sd_notify socket, per service (null for most).
     std::vector<std::unique_ptr<NotifySocket>> m_notify;
 
