@@ -70,10 +70,14 @@ std::size_t Reaper::reap(std::size_t limit) {
         return reaped;
     }
     m_put_off.stop();
-    reaped += scan(limit - reaped);
-    const std::uint64_t cost = uv_hrtime() - now;
-    m_next_scan_ns =
-        cost < m_throttle.cheap_ns ? 0 : uv_hrtime() + m_throttle.put_off_factor * cost;
+    // Only a scan that found nothing is put off by: one that found children is the only
+    // way to reap those whose pipes never ended (a leftover of their group holds them).
+    std::uint64_t fruitless_ns = 0;
+    const std::size_t found = scan(limit - reaped, fruitless_ns);
+    reaped += found;
+    m_next_scan_ns = found > 0 || fruitless_ns < m_throttle.cheap_ns
+                         ? 0
+                         : uv_hrtime() + m_throttle.put_off_factor * fruitless_ns;
     return reaped;
 }
 
@@ -112,16 +116,18 @@ std::size_t Reaper::reap_expected(std::size_t limit) {
     return reaped;
 }
 
-std::size_t Reaper::scan(std::size_t limit) {
+std::size_t Reaper::scan(std::size_t limit, std::uint64_t& fruitless_ns) {
     std::size_t reaped = 0;
     while (reaped < limit) {
         int status = 0;
+        const std::uint64_t before = uv_hrtime();
         pid_t pid = waitpid(-1, &status, WNOHANG);
         if (pid < 0 && errno == EINTR) {
             continue;
         }
         if (pid <= 0) {
             // 0: children remain but none has exited; ECHILD: no children at all.
+            fruitless_ns = uv_hrtime() - before;
             return reaped;
         }
         ++reaped;

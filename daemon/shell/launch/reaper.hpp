@@ -12,9 +12,11 @@
 // runs on a small VM, paid again by the call that finds none left. So the children the
 // caller expects to have ended (a run whose output pipes reached end of file) are
 // waited for by pid first, at a cost that does not grow with the number of children;
-// and once one scan cost more than 0.2 ms, the next waits until nine times as
-// long has passed (a timer makes sure it comes), so scans take at most a tenth of the
-// loop's time. With a few hundred children a scan costs microseconds and nothing waits.
+// and once a scan that found no child cost more than 0.2 ms, the next waits until nine
+// times as long has passed (a timer makes sure it comes), so fruitless scans take at
+// most a tenth of the loop's time. A scan that finds children is never put off: it is
+// the only way to reap those whose pipes never end. With a few hundred children a
+// scan costs microseconds and nothing waits.
 
 #include <sys/types.h>
 #include <uv.h>
@@ -32,10 +34,10 @@ namespace pkit::shell {
 // When the Reaper puts a scan of every child off (see above); other values only in
 // tests.
 struct ScanThrottle {
-    // A scan that costs less than this is never put off.
+    // A scan that found nothing and cost less than this puts nothing off.
     static constexpr std::uint64_t k_cheap_ns = 200'000;
     std::uint64_t cheap_ns = k_cheap_ns;
-    // A costly scan puts the next off by this many times its cost.
+    // A costly fruitless scan puts the next off by this many times its cost.
     std::uint64_t put_off_factor = 9;
 };
 
@@ -92,7 +94,8 @@ private:
     static void on_signal(uv_signal_t* handle, int signo);
     std::size_t reap(std::size_t limit);
     std::size_t reap_expected(std::size_t limit);
-    std::size_t scan(std::size_t limit);
+    // `fruitless_ns`: what the last call, the one that found no child, cost.
+    std::size_t scan(std::size_t limit, std::uint64_t& fruitless_ns);
 
     UvHandle<uv_signal_t> m_signal;
     NextTurn m_more;
