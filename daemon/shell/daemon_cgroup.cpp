@@ -126,25 +126,14 @@ void Daemon::on_cgroup_empty(std::size_t service, pid_t pid, int wait_status) {
 }
 
 void Daemon::signal_action(const core::SignalAction& a) {
-    // Paced (SignalPace): by the time it is sent, the service may have another index
-    // (a reload dropped a removed service before it) and the run may have been reaped,
-    // its pid free for another process. A removed service keeps its index, but not its
-    // name in find(), until its run has ended.
-    m_signal_pace.submit([this, a, name = m_supervisor.service(a.service).name()] {
-        std::optional<std::size_t> index;
-        if (a.service < m_supervisor.size() && m_supervisor.service(a.service).name() == name) {
-            index = a.service;
-        } else {
-            index = m_supervisor.find(name);
-        }
-        if (!index) {
-            return;
-        }
-        core::SignalAction now = a;
-        now.service = *index;
-        const bool held = m_run_cgroups && m_run_cgroups->holding(now.service);
-        if (held || m_supervisor.service(now.service).signallable(now.run, now.pid)) {
-            send_signal(now);
+    // Paced (SignalPace): by the time it is sent, the run may have been reaped, its pid
+    // free for another process. The index still names the same service: the core only
+    // appends services (a removed one is retired in its slot), so a reload between
+    // cannot renumber them.
+    m_signal_pace.submit([this, a] {
+        const bool held = m_run_cgroups && m_run_cgroups->holding(a.service);
+        if (held || m_supervisor.service(a.service).signallable(a.run, a.pid)) {
+            send_signal(a);
         }
     });
 }

@@ -128,7 +128,6 @@ core::ReloadOutcome Daemon::apply_tree(config::Tree tree,
     // A replaced or removed service may be launching: the core can stop only a run
     // whose pid it knows.
     resolve_launches();
-    m_signal_pace.flush();  // a removed service's signal must not wait for it to go
     core::ReloadOutcome outcome = m_supervisor.reload(std::move(tree), now());
     if (sockets) {
         m_listen.commit(std::move(*sockets));

@@ -193,7 +193,9 @@ void Daemon::attach_pipes(std::size_t service, RunPipes& pipes, int fd, core::St
         // swept later, outside any callback of its readers.
         entry->daemon->m_pipes_to_sweep.push_back(entry->service);
         reader->close();
-        entry->daemon->expect_exit(entry->service, entry->run);
+        if (entry->done()) {
+            entry->daemon->expect_exit(entry->service, entry->run);
+        }
     };
     static_assert(sizeof(on_line) <= 2 * sizeof(void*) &&
                   std::is_trivially_copyable_v<decltype(on_line)>);
@@ -208,11 +210,9 @@ void Daemon::attach_pipes(std::size_t service, RunPipes& pipes, int fd, core::St
 }
 
 void Daemon::expect_exit(std::size_t service, std::uint64_t run) {
-    // The run closed its output, as it does when it ends: the reaper waits for its pid
-    // itself instead of scanning every child (Reaper::expect).
-    if (service < m_supervisor.size()) {
-        m_reaper.expect(m_supervisor.service(service).pid_of(run));
-    }
+    // Both of the run's pipes ended, as they do when it ends: the reaper waits for its
+    // pid itself instead of scanning every child (Reaper::expect).
+    m_reaper.expect(m_supervisor.service(service).pid_of(run));
 }
 
 void Daemon::on_line(std::size_t service, std::uint64_t run, core::Stream stream,

@@ -81,6 +81,14 @@ std::size_t Reaper::reap(std::size_t limit) {
     return reaped;
 }
 
+void Reaper::deliver(pid_t pid, int status) {
+    try {
+        m_callback(pid, status);
+    } catch (...) {
+        // A failing consumer must not stop the reaping of the other children.
+    }
+}
+
 std::size_t Reaper::reap_expected(std::size_t limit) {
     std::size_t reaped = 0;
     std::size_t kept = 0;
@@ -107,10 +115,7 @@ std::size_t Reaper::reap_expected(std::size_t limit) {
             continue;  // ECHILD: reaped by a scan meanwhile
         }
         ++reaped;
-        try {
-            m_callback(pid, status);
-        } catch (...) {
-        }
+        deliver(pid, status);
     }
     m_expected.resize(kept);
     return reaped;
@@ -131,11 +136,7 @@ std::size_t Reaper::scan(std::size_t limit, std::uint64_t& fruitless_ns) {
             return reaped;
         }
         ++reaped;
-        try {
-            m_callback(pid, status);
-        } catch (...) {
-            // A failing consumer must not stop the reaping of the other children.
-        }
+        deliver(pid, status);
     }
     return reaped;
 }

@@ -94,6 +94,8 @@ private:
     static void on_signal(uv_signal_t* handle, int signo);
     std::size_t reap(std::size_t limit);
     std::size_t reap_expected(std::size_t limit);
+    // m_callback, an exception swallowed.
+    void deliver(pid_t pid, int status);
     // `fruitless_ns`: what the last call, the one that found no child, cost.
     std::size_t scan(std::size_t limit, std::uint64_t& fruitless_ns);
 

@@ -42,8 +42,8 @@ public:
     // queues `send` behind the others, for the next turns.
     void submit(Send send);
 
-    // Sends everything that waits, now (before a reload renumbers services, an
-    // upgrade hands the runs over, or pkitd exits).
+    // Sends everything that waits, now (before an upgrade hands the runs over, or
+    // pkitd exits).
     void flush();
 
     std::size_t waiting() const { return m_queue.size(); }
