@@ -16,9 +16,12 @@
 
 namespace pkit::itest {
 
-HttpConnection::HttpConnection(int port) {
+HttpConnection::HttpConnection(int port, int receive_buffer) {
     m_fd = ::socket(AF_INET, SOCK_STREAM | SOCK_CLOEXEC, 0);
     REQUIRE(m_fd >= 0);
+    if (receive_buffer > 0) {
+        ::setsockopt(m_fd, SOL_SOCKET, SO_RCVBUF, &receive_buffer, sizeof receive_buffer);
+    }
     sockaddr_in addr{};
     addr.sin_family = AF_INET;
     addr.sin_port = htons(static_cast<std::uint16_t>(port));

@@ -21,8 +21,10 @@ struct HttpReply {
 
 class HttpConnection {
 public:
-    // Connects to 127.0.0.1:port; fails the case when it cannot.
-    explicit HttpConnection(int port);
+    // Connects to 127.0.0.1:port; fails the case when it cannot. A `receive_buffer`
+    // over 0 is set as SO_RCVBUF before the connect (set after, it shrinks the window
+    // the connection already offered, and TCP then crawls).
+    explicit HttpConnection(int port, int receive_buffer = 0);
     ~HttpConnection();
     HttpConnection(const HttpConnection&) = delete;
     HttpConnection& operator=(const HttpConnection&) = delete;

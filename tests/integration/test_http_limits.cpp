@@ -1,7 +1,8 @@
 // The HTTP endpoint's bounds against clients on the open network (SPEC §11, pkitd(8)):
 // unsent output per connection, the request head's deadline, eviction when every
-// slot is taken, one /metrics render shared by concurrent scrapers, and the refusal
-// of other HTTP versions and of whitespace before a header's colon.
+// slot is taken, one /metrics render shared by concurrent scrapers and sent from its
+// sealed memfd, and the refusal of other HTTP versions and of whitespace before a
+// header's colon.
 
 #include <arpa/inet.h>
 #include <fcntl.h>
@@ -10,6 +11,11 @@
 #include <sys/socket.h>
 #include <unistd.h>
 
+#include <cstdio>
+#include <filesystem>
+#include <sstream>
+
+#include <algorithm>
 #include <cerrno>
 #include <memory>
 #include <thread>
@@ -44,7 +50,146 @@ bool peer_closed(int fd) {
     return ::poll(&p, 1, 0) > 0 && (p.revents & (POLLRDHUP | POLLHUP | POLLERR)) != 0;
 }
 
+// How many of `pid`'s descriptors are memfds named `name`.
+int memfds_named(pid_t pid, const std::string& name) {
+    int found = 0;
+    std::error_code error;
+    for (const auto& entry :
+         std::filesystem::directory_iterator("/proc/" + std::to_string(pid) + "/fd", error)) {
+        std::error_code link_error;
+        auto target = std::filesystem::read_symlink(entry.path(), link_error).string();
+        found += !link_error && target.starts_with("/memfd:" + name) ? 1 : 0;
+    }
+    return found;
+}
+
+// Whether process `pid` holds the server side of the client connection `fd` (has
+// accepted it): the socket /proc/net/tcp lists for the reversed address pair, by inode.
+bool holds_peer_of(pid_t pid, int fd) {
+    sockaddr_in local{};
+    sockaddr_in remote{};
+    socklen_t length = sizeof local;
+    REQUIRE(::getsockname(fd, reinterpret_cast<sockaddr*>(&local), &length) == 0);
+    length = sizeof remote;
+    REQUIRE(::getpeername(fd, reinterpret_cast<sockaddr*>(&remote), &length) == 0);
+    // The kernel prints each address as its raw 32 bits and the port in host order.
+    auto text = [](const sockaddr_in& a) {
+        char out[16];
+        std::snprintf(out, sizeof out, "%08X:%04X", a.sin_addr.s_addr, ntohs(a.sin_port));
+        return std::string(out);
+    };
+    const std::string pair = text(remote) + " " + text(local);
+    std::string inode;
+    std::istringstream table(read_file("/proc/net/tcp"));
+    for (std::string line; std::getline(table, line);) {
+        std::istringstream fields(line);
+        std::string slot, from, to, skip;
+        fields >> slot >> from >> to;
+        if (from + " " + to != pair) {
+            continue;
+        }
+        for (int i = 0; i < 6; ++i) {
+            fields >> skip;  // st, queues, timer, retransmits, uid, timeout
+        }
+        fields >> inode;
+    }
+    if (inode.empty() || inode == "0") {
+        return false;  // still in the listener's backlog
+    }
+    std::error_code error;
+    for (const auto& entry :
+         std::filesystem::directory_iterator("/proc/" + std::to_string(pid) + "/fd", error)) {
+        std::error_code link_error;
+        if (std::filesystem::read_symlink(entry.path(), link_error).string() ==
+            "socket:[" + inode + "]") {
+            return true;
+        }
+    }
+    return false;
+}
+
 }  // namespace
+
+TEST_CASE(
+    "http limits: a /metrics body larger than the socket buffers reaches a slow reader whole, "
+    "from a sealed memfd, and the request pipelined behind it is answered next") {
+    TempDir dir;
+    int port = with_http(dir);
+    // 1,000 services that never start: a body of about 1 MB, more than the kernel holds
+    // for a connection, so that its sending waits for the client again and again.
+    dir.service("idle", "command = [\"/bin/true\"]\nautostart = false\ninstances = 1000\n");
+    Daemon pkitd(dir);
+    pkitd.wait_ready();
+
+    HttpConnection c(port, 4096);
+    REQUIRE(
+        c.send("GET /metrics HTTP/1.1\r\nHost: x\r\n\r\n"
+               "GET /healthz HTTP/1.1\r\nHost: x\r\nConnection: close\r\n\r\n"));
+    auto metrics = c.read_reply(30s);
+    REQUIRE(metrics);
+    CHECK(metrics->status == 200);
+    INFO("body bytes: " << metrics->body.size());
+    CHECK(metrics->body.size() > 600 * 1024);
+    CHECK(metrics->header("content-length") == std::to_string(metrics->body.size()));
+    // Every service, and the body ends where a complete exposition ends.
+    for (int i = 1; i <= 1000; ++i) {
+        const std::string line =
+            "pkit_service_runs_total{service=\"idle@" + std::to_string(i) + "\"} 0\n";
+        REQUIRE_MESSAGE(metrics->body.find(line) != std::string::npos, line);
+    }
+    CHECK(metrics->body.ends_with("\n"));
+    auto health = c.read_reply(10s);
+    REQUIRE(health);
+    CHECK(health->status == 200);
+    CHECK(c.closed_within(10s));
+
+    // The body was sent from a memfd, which pkitd keeps while the body is fresh.
+    CHECK(memfds_named(pkitd.target_pid(), "pkit-metrics") >= 1);
+    CHECK(http_get(port, "/healthz").status == 200);
+    CHECK(pkitd.stop() == 0);
+}
+
+TEST_CASE(
+    "http limits: clients that never read one reply are evicted for a newcomer, before a "
+    "connection whose request is still on its way") {
+    TempDir dir;
+    int port = with_http(dir);
+    // A body of about 1 MB: one reply is more than the kernel holds for a connection.
+    dir.service("idle", "command = [\"/bin/true\"]\nautostart = false\ninstances = 1000\n");
+    Daemon pkitd(dir);
+    pkitd.wait_ready();
+
+    // Every slot: a client that asked for /metrics once and reads none of it.
+    std::vector<int> held;
+    for (int i = 0; i < 64; ++i) {
+        held.push_back(unread_connection(port));
+        const std::string request = "GET /metrics HTTP/1.1\r\nConnection: close\r\n\r\n";
+        REQUIRE(::send(held.back(), request.data(), request.size(), MSG_NOSIGNAL) > 0);
+        pollfd p{held.back(), POLLIN, 0};
+        REQUIRE(::poll(&p, 1, 10'000) == 1);  // its reply is on its way
+    }
+    // A connection that sends nothing yet takes the slot of one of them, long before
+    // their 10 s limits would free one. (Their close is not seen from the client: the
+    // FIN waits behind the reply's bytes that the kernel still holds.)
+    const pid_t pid = pkitd.target_pid();
+    HttpConnection late(port);
+    wait_for([&] { return holds_peer_of(pid, late.fd()); }, 5s,
+             "pkitd accepts a newcomer, evicting a stalled client");
+    // Another newcomer, in a later millisecond: it evicts another stalled client, not
+    // the connection whose request has not come yet.
+    const auto accepted = Clock::now();
+    wait_for([&] { return seconds_since(accepted) > 0.005; }, 1s, "a later millisecond");
+    CHECK(http_get(port, "/healthz").status == 200);
+    CHECK(holds_peer_of(pid, late.fd()));
+    REQUIRE(late.send("GET /healthz HTTP/1.1\r\nHost: x\r\n\r\n"));
+    auto reply = late.read_reply(5s);
+    REQUIRE(reply);
+    CHECK(reply->status == 200);
+    for (int fd : held) {
+        ::close(fd);
+    }
+    CHECK(pkitd.stop() == 0);
+}
 
 TEST_CASE(
     "http limits: a client that pipelines scrapes and never reads is held at the output bound, "

@@ -1,7 +1,10 @@
 #include "daemon/shell/http/connection.hpp"
 
 #include <sys/ioctl.h>
+#include <sys/sendfile.h>
 
+#include <algorithm>
+#include <cerrno>
 #include <ctime>
 #include <string>
 #include <vector>
@@ -13,7 +16,8 @@ namespace pkit::shell::http {
 
 namespace {
 
-// A reply's bytes: its head, and the shared /metrics body when it has one.
+// A reply's bytes in libuv's queue: its head, and bytes of the shared /metrics body
+// (which `body` keeps alive) when it has one.
 struct WriteRequest {
     uv_write_t req{};
     std::string head;
@@ -85,13 +89,15 @@ Eviction Connection::evictable() const {
     if (m_metrics_ticket != 0) {
         return Eviction::mid_reply;
     }
-    if (m_writes > 0 || m_finishing) {
-        return m_stalled_since_ms != 0 ? Eviction::stalled : Eviction::mid_reply;
+    const std::uint64_t now = uv_now(m_loop);
+    if (m_writes > 0 || m_finishing || m_file) {
+        const bool stuck = unsent() > 0 && now - m_progress_ms >= k_stalled_ms;
+        return stuck ? Eviction::stalled : Eviction::mid_reply;
     }
-    if (m_accepted_ms == uv_now(m_loop)) {
+    if (m_accepted_ms == now) {
         return Eviction::mid_reply;
     }
-    return Eviction::idle;
+    return !m_heard && now - m_accepted_ms < k_fresh_ms ? Eviction::fresh : Eviction::idle;
 }
 
 bool Connection::request_waiting() const {
@@ -102,7 +108,7 @@ bool Connection::request_waiting() const {
 }
 
 std::uint64_t Connection::since() const {
-    return evictable() == Eviction::stalled ? m_stalled_since_ms : m_idle_since_ms;
+    return evictable() == Eviction::stalled ? m_progress_ms : m_idle_since_ms;
 }
 
 void Connection::on_read(ssize_t nread, const uv_buf_t* buf) {
@@ -112,7 +118,7 @@ void Connection::on_read(ssize_t nread, const uv_buf_t* buf) {
         if (nread == UV_EOF && !m_lingering && !m_finishing) {
             m_client_done = true;
             read(false);
-            if (m_writes == 0 && m_metrics_ticket == 0 && m_stash.empty()) {
+            if (m_writes == 0 && m_metrics_ticket == 0 && !m_file && m_stash.empty()) {
                 close();
                 return;
             }
@@ -134,6 +140,7 @@ void Connection::on_read(ssize_t nread, const uv_buf_t* buf) {
         return;  // while finishing, the client's further bytes are read and dropped
     }
     try {
+        m_heard = true;
         m_timer.start(k_idle_ms, [this] { close(); });
         m_stash.append(buf->base, static_cast<std::size_t>(nread));
         pump();
@@ -143,8 +150,12 @@ void Connection::on_read(ssize_t nread, const uv_buf_t* buf) {
 }
 
 bool Connection::blocked() const {
-    return m_metrics_ticket != 0 ||
-           uv_stream_get_write_queue_size(m_tcp.as_stream()) > k_max_unsent_bytes;
+    return m_metrics_ticket != 0 || m_file || unsent() > k_max_unsent_bytes;
+}
+
+std::size_t Connection::unsent() const {
+    return uv_stream_get_write_queue_size(m_tcp.as_stream()) +
+           (m_file ? m_file->size() - m_file_sent : 0);
 }
 
 void Connection::pump() {
@@ -172,6 +183,7 @@ void Connection::pump() {
     if (m_finishing) {
         m_stash.clear();
         m_head_timer.stop();
+        watch_output();  // its last replies may still wait for the client
         return;
     }
     if (!m_parser.in_request()) {
@@ -239,17 +251,73 @@ void Connection::fail(const ParseError& error) {
 }
 
 void Connection::send(std::string head, MetricsCache::Body body) {
+    m_progress_ms = uv_now(m_loop);
+    if (!body || body->fd() < 0 || body->size() == 0) {
+        std::string_view bytes = body ? body->bytes() : std::string_view();
+        queue(std::move(head), std::move(body), bytes);
+        return;
+    }
+    m_file = std::move(body);
+    m_file_sent = 0;
+    queue(std::move(head));
+    if (m_file && uv_stream_get_write_queue_size(m_tcp.as_stream()) == 0 && !send_file()) {
+        // The client is gone. Not closed here: a caller (pump) goes on with this.
+        m_finishing = true;
+        m_timer.start(0, [this] { close(); });
+    }
+}
+
+bool Connection::send_file() {
+    int socket = -1;
+    if (uv_fileno(m_tcp.as_handle(), &socket) != 0) {
+        m_file.reset();
+        return false;
+    }
+    const std::size_t size = m_file->size();
+    while (m_file_sent < size) {
+        auto offset = static_cast<off_t>(m_file_sent);
+        ssize_t n = ::sendfile(socket, m_file->fd(), &offset, size - m_file_sent);
+        if (n > 0) {
+            m_file_sent += static_cast<std::size_t>(n);
+            m_progress_ms = uv_now(m_loop);
+            continue;
+        }
+        if (n < 0 && errno == EINTR) {
+            continue;
+        }
+        if (n < 0 && (errno == EAGAIN || errno == EWOULDBLOCK)) {
+            // Full: libuv writes the next bytes when there is room, and its callback
+            // (on_written) comes back here for the rest.
+            MetricsCache::Body body = m_file;
+            std::string_view piece =
+                body->bytes().substr(m_file_sent, std::min(k_wait_bytes, size - m_file_sent));
+            m_file_sent += piece.size();
+            if (m_file_sent == size) {
+                m_file.reset();  // its last bytes are in libuv's hands
+            }
+            queue({}, std::move(body), piece);
+            return true;
+        }
+        m_file.reset();  // the client is gone (EPIPE, ECONNRESET)
+        return false;
+    }
+    m_file.reset();
+    return true;
+}
+
+void Connection::queue(std::string head, MetricsCache::Body body, std::string_view piece) {
     auto* write = new WriteRequest;
     write->head = std::move(head);
     write->body = std::move(body);
-    uv_buf_t bufs[2] = {uv_buf_init(write->head.data(), static_cast<unsigned>(write->head.size())),
-                        uv_buf_init(nullptr, 0)};
-    unsigned count = 1;
-    if (write->body && !write->body->empty()) {
+    uv_buf_t bufs[2];
+    unsigned count = 0;
+    if (!write->head.empty()) {
+        bufs[count++] = uv_buf_init(write->head.data(), static_cast<unsigned>(write->head.size()));
+    }
+    if (!piece.empty()) {
         // libuv only reads the body's bytes: the const_cast never writes through.
-        bufs[1] = uv_buf_init(const_cast<char*>(write->body->data()),
-                              static_cast<unsigned>(write->body->size()));
-        count = 2;
+        bufs[count++] =
+            uv_buf_init(const_cast<char*>(piece.data()), static_cast<unsigned>(piece.size()));
     }
     int rc = uv_write(&write->req, m_tcp.as_stream(), bufs, count, [](uv_write_t* req, int status) {
         auto* done = reinterpret_cast<WriteRequest*>(req);
@@ -261,6 +329,7 @@ void Connection::send(std::string head, MetricsCache::Body body) {
     });
     if (rc != 0) {
         delete write;
+        m_file.reset();
         m_finishing = true;  // the stream is broken: finish() closes once writes drain
         return;
     }
@@ -268,8 +337,8 @@ void Connection::send(std::string head, MetricsCache::Body body) {
 }
 
 void Connection::watch_output() {
-    const std::size_t unsent = uv_stream_get_write_queue_size(m_tcp.as_stream());
-    if (unsent <= k_max_unsent_bytes) {
+    const std::size_t unsent = this->unsent();
+    if (unsent == 0) {
         if (m_stalled_since_ms != 0) {
             m_stalled_since_ms = 0;
             m_stall_timer.stop();
@@ -281,11 +350,13 @@ void Connection::watch_output() {
     }
     m_stalled_since_ms = uv_now(m_loop);
     m_stall_mark = unsent;
-    // Every k_stall_ms: closed unless the client took some of it meanwhile.
+    // Every k_stall_ms: closed unless the client took some of it meanwhile. (Eviction
+    // judges by m_progress_ms, k_stalled_ms after the last byte taken; the Server's
+    // retry finds such a connection when a client waits.)
     m_stall_timer.start(
         k_stall_ms,
         [this] {
-            const std::size_t now = uv_stream_get_write_queue_size(m_tcp.as_stream());
+            const std::size_t now = this->unsent();
             if (now >= m_stall_mark) {
                 close();
                 return;
@@ -302,9 +373,16 @@ void Connection::on_written(int status) {
         close();
         return;
     }
+    m_progress_ms = uv_now(m_loop);
+    if (m_file && uv_stream_get_write_queue_size(m_tcp.as_stream()) == 0 && !send_file()) {
+        close();
+        return;
+    }
     if (m_finishing) {
-        if (m_writes == 0 && m_metrics_ticket == 0) {
+        if (m_writes == 0 && m_metrics_ticket == 0 && !m_file) {
             linger();
+        } else {
+            watch_output();
         }
         return;
     }
@@ -312,7 +390,7 @@ void Connection::on_written(int status) {
     if (m_writes == 0) {
         m_idle_since_ms = uv_now(m_loop);
     }
-    if (m_metrics_ticket == 0) {
+    if (m_metrics_ticket == 0 && !m_file) {
         pump();
     } else {
         watch_output();
@@ -324,7 +402,7 @@ void Connection::on_written(int status) {
 
 void Connection::finish() {
     m_finishing = true;
-    if (m_writes == 0 && m_metrics_ticket == 0) {
+    if (m_writes == 0 && m_metrics_ticket == 0 && !m_file) {
         linger();
     }
 }

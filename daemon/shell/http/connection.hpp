@@ -6,9 +6,15 @@
 //   - idle: no byte from the client for k_idle_ms (and no reply under way): closed;
 //   - a request head (and its short body) not complete k_head_ms after its first
 //     byte: closed, however steadily it trickles in;
-//   - unsent replies over k_max_unsent_bytes: no further request is read (the bytes
-//     wait in the kernel) until the client has taken them below it; when it takes
-//     none of them for k_stall_ms, the connection is closed.
+//   - unsent replies over k_max_unsent_bytes, or a body going out by sendfile: no
+//     further request is read (the bytes wait in the kernel) until the client has
+//     taken them;
+//   - a reply the kernel has no room for, and the client has taken nothing of it for
+//     k_stalled_ms: the connection counts as stalled (evictable; a client that reads
+//     along is not); when the client takes nothing for k_stall_ms, it is closed.
+// A /metrics body held in a memfd goes out with sendfile(2) after its head, while the
+// socket takes it; when the socket is full, a write of its next k_wait_bytes waits for
+// room (libuv polls for it). No further request is answered until the body is out.
 // The Server evicts a connection (close()) when it needs the slot; evictable() says
 // whether and how willingly.
 
@@ -17,6 +23,7 @@
 #include <cstddef>
 #include <cstdint>
 #include <string>
+#include <string_view>
 
 #include "daemon/shell/http/metrics_cache.hpp"
 #include "daemon/shell/http/request_parser.hpp"
@@ -31,6 +38,7 @@ inline constexpr std::uint64_t k_idle_ms = 10'000;
 inline constexpr std::uint64_t k_head_ms = 5'000;
 inline constexpr std::size_t k_max_unsent_bytes = 1024 * 1024;
 inline constexpr std::uint64_t k_stall_ms = 10'000;
+inline constexpr std::uint64_t k_stalled_ms = 100;
 // The kernel's send buffer of a connection (SO_SNDBUF; Linux doubles it). Unbounded,
 // loopback autotuning lets a client that never reads take megabytes of kernel memory
 // (charged to pkitd's cgroup), and pkitd copies them in one turn of the loop.
@@ -38,12 +46,19 @@ inline constexpr int k_send_buffer_bytes = 256 * 1024;
 // After the last response of a closing connection: how long unread bytes are drained
 // so that the client reads the response before the close (no reset that loses it).
 inline constexpr std::uint64_t k_linger_ms = 2'000;
+// What a connection writes itself of a body it sends with sendfile(2), to wait for
+// room in a full socket: libuv writes it as soon as there is, and says so.
+inline constexpr std::size_t k_wait_bytes = 4096;
+// A connection that has sent no byte yet is fresh this long after its accept: its
+// request may still be on its way, so it is evicted only after stalled ones.
+inline constexpr std::uint64_t k_fresh_ms = 1'000;
 
 // How willingly a connection gives up its slot, most willing first.
 enum class Eviction {
     done,      // its last reply is written; it only drains the client
     idle,      // no reply under way: idle between requests, or a request trickling in
-    stalled,   // held at the unsent-output bound by a client that does not read
+    stalled,   // a reply waits for a client that has taken none of it for k_stalled_ms
+    fresh,     // accepted under k_fresh_ms ago, nothing received yet
     mid_reply  // a reply is being written or rendered: never evicted
 };
 
@@ -83,6 +98,15 @@ private:
     void on_metrics(MetricsCache::Body body);
     void fail(const ParseError& error);
     void send(std::string head, MetricsCache::Body body = {});
+    // Queues `head`, then `piece` (bytes of `body`, which keeps them alive) in libuv.
+    void queue(std::string head, MetricsCache::Body body = {}, std::string_view piece = {});
+    // Sends the rest of m_file with sendfile(2) while the socket takes it, then queues
+    // its next k_wait_bytes to wait for room. Called only when libuv has nothing of this
+    // connection's left to write, so that the bytes go out in order. False when the
+    // client is gone (the connection is to close).
+    bool send_file();
+    // Bytes of replies not yet handed to the kernel: libuv's queue and m_file's rest.
+    std::size_t unsent() const;
     void read(bool on);
     // Arms or disarms the stall check as the unsent output crosses the bound.
     void watch_output();
@@ -103,13 +127,17 @@ private:
     std::size_t m_stall_mark = 0;  // unsent bytes at the last stall check
     std::uint64_t m_accepted_ms = 0;
     std::uint64_t m_idle_since_ms = 0;
-    std::uint64_t m_stalled_since_ms = 0;
-    std::uint64_t m_metrics_ticket = 0;  // waiting for the MetricsCache
-    Request m_metrics_request;           // the request that waits for it
+    std::uint64_t m_stalled_since_ms = 0;  // the stall check is armed (unsent bytes)
+    std::uint64_t m_progress_ms = 0;       // a reply began or the client took bytes
+    std::uint64_t m_metrics_ticket = 0;    // waiting for the MetricsCache
+    Request m_metrics_request;             // the request that waits for it
+    MetricsCache::Body m_file;             // a body going out by sendfile(2)
+    std::size_t m_file_sent = 0;           // its bytes handed to the kernel or to libuv
     bool m_finishing = false;
     bool m_lingering = false;
     bool m_reading = false;
     bool m_client_done = false;  // the client shut down its writing side
+    bool m_heard = false;        // a byte has come from the client
     char m_buffer[16 * 1024];
 };
 

@@ -119,7 +119,7 @@ void MetricsCache::slice() {
         m_next.schedule();
         return;
     }
-    m_body = std::make_shared<const std::string>(m_render->take());
+    m_body = std::make_shared<const Exposition>(m_render->take());
     m_body_taken_ms = m_render_started_ms;
     m_render.reset();
     m_busy = false;

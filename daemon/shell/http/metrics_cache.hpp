@@ -16,6 +16,7 @@
 #include <optional>
 #include <string>
 
+#include "daemon/shell/http/exposition.hpp"
 #include "daemon/shell/http/metrics.hpp"
 #include "daemon/shell/io/resources.hpp"
 #include "daemon/shell/uv_handle.hpp"
@@ -34,7 +35,7 @@ inline constexpr std::size_t k_metrics_stat_fds = 1024;
 
 class MetricsCache {
 public:
-    using Body = std::shared_ptr<const std::string>;
+    using Body = std::shared_ptr<const Exposition>;
     using Deliver = std::function<void(Body)>;
 
     // `snapshot` takes what a scrape shows, at the moment it is called.

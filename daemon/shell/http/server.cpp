@@ -173,7 +173,8 @@ Connection* Server::victim() const {
         return std::pair(a.eviction, a.since) < std::pair(b.eviction, b.since);
     });
     for (const Candidate& c : candidates) {
-        if (c.eviction != Eviction::idle || !c.connection->request_waiting()) {
+        const bool quiet = c.eviction == Eviction::idle || c.eviction == Eviction::fresh;
+        if (!quiet || !c.connection->request_waiting()) {
             return c.connection;
         }
     }

@@ -2,9 +2,10 @@
 // The HTTP endpoint's listener (SPEC §11), on pkitd's libuv loop. It holds at most
 // k_max_connections connections. When they are all taken, a new connection evicts
 // the one that least needs its slot (Connection::evictable(): one whose last reply is
-// written, else the longest idle or trickling, else the longest stalled at its output
-// bound), so that a probe always gets in however many idle or slow clients hold the
-// slots. Only when every slot is mid-reply does it stop accepting: libuv keeps the
+// written, else the longest idle or trickling, else the longest stalled by a client
+// that does not read, else the oldest that has sent nothing since its accept under
+// k_fresh_ms ago), so that a probe always gets in however many idle or slow clients
+// hold the slots, and is not itself evicted while its request is on its way. Only when every slot is mid-reply does it stop accepting: libuv keeps the
 // connection it has taken off the backlog unaccepted and stops polling the listener
 // until accept_one() takes it, so the others wait in the kernel's backlog.
 // Nothing here arms a timer while no connection is open.

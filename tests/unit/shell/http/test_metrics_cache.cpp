@@ -40,7 +40,8 @@ TEST_CASE("metrics cache: scrapers asking together share one render and its body
         REQUIRE(loop.run_until([&] { return got[0] != nullptr; }));
         CHECK(got[1] == got[0]);   // the same shared string
         CHECK(got[2] == nullptr);  // cancelled
-        CHECK(got[0]->find("pkit_service_runs_total{service=\"s19999\"} 1\n") != std::string::npos);
+        CHECK(got[0]->bytes().find("pkit_service_runs_total{service=\"s19999\"} 1\n") !=
+              std::string::npos);
         // A scrape right after gets the same body at once, without a render, while the
         // body is under k_metrics_cache_ms old by the loop's clock (on a loaded machine
         // the render itself can outlast it: then it is rendered afresh).
