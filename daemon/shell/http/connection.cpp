@@ -275,8 +275,15 @@ bool Connection::send_file() {
     }
     const std::size_t size = m_file->size();
     while (m_file_sent < size) {
+        if (!m_server.may_send()) {
+            m_waits_turn = true;  // the turn's budget is spent: send_more() goes on
+            m_server.defer(this);
+            return true;
+        }
         auto offset = static_cast<off_t>(m_file_sent);
+        const std::uint64_t begin = uv_hrtime();
         ssize_t n = ::sendfile(socket, m_file->fd(), &offset, size - m_file_sent);
+        m_server.spent(uv_hrtime() - begin);
         if (n > 0) {
             m_file_sent += static_cast<std::size_t>(n);
             m_progress_ms = uv_now(m_loop);
@@ -374,7 +381,17 @@ void Connection::on_written(int status) {
         return;
     }
     m_progress_ms = uv_now(m_loop);
-    if (m_file && uv_stream_get_write_queue_size(m_tcp.as_stream()) == 0 && !send_file()) {
+    go_on();
+}
+
+void Connection::send_more() {
+    m_waits_turn = false;
+    go_on();
+}
+
+void Connection::go_on() {
+    if (m_file && !m_waits_turn && uv_stream_get_write_queue_size(m_tcp.as_stream()) == 0 &&
+        !send_file()) {
         close();
         return;
     }

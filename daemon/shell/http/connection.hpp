@@ -85,10 +85,15 @@ public:
     std::uint64_t since() const;
     // Last act: hands the connection to the server, which destroys it.
     void close();
+    // The turn the Server deferred this connection's body to (defer()) has come.
+    void send_more();
 
 private:
     void on_read(ssize_t nread, const uv_buf_t* buf);
     void on_written(int status);
+    // After a write completed or a deferred body's turn came: the body's rest, then
+    // the next request, or the end of the connection.
+    void go_on();
     // Parses and answers the stashed bytes, one request at a time, until they are
     // used up or the connection is blocked (over its output bound, or waiting for
     // /metrics); then reads from the client again if it is not blocked.
@@ -101,7 +106,8 @@ private:
     // Queues `head`, then `piece` (bytes of `body`, which keeps them alive) in libuv.
     void queue(std::string head, MetricsCache::Body body = {}, std::string_view piece = {});
     // Sends the rest of m_file with sendfile(2) while the socket takes it, then queues
-    // its next k_wait_bytes to wait for room. Called only when libuv has nothing of this
+    // its next k_wait_bytes to wait for room; over the Server's budget for this turn,
+    // it waits for send_more() instead. Called only when libuv has nothing of this
     // connection's left to write, so that the bytes go out in order. False when the
     // client is gone (the connection is to close).
     bool send_file();
@@ -133,6 +139,7 @@ private:
     Request m_metrics_request;             // the request that waits for it
     MetricsCache::Body m_file;             // a body going out by sendfile(2)
     std::size_t m_file_sent = 0;           // its bytes handed to the kernel or to libuv
+    bool m_waits_turn = false;             // deferred by the Server to a later turn
     bool m_finishing = false;
     bool m_lingering = false;
     bool m_reading = false;

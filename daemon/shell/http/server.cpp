@@ -50,7 +50,8 @@ Server::Server(uv_loop_t* loop, std::string listen, Sources sources)
       m_metrics(loop, m_sources.metrics),
       m_wake(loop, [this] { accept_one(); }),
       m_retry(loop),
-      m_listener(this) {}
+      m_listener(this),
+      m_send_next(loop, [this] { resume_sends(); }) {}
 
 Server::~Server() {
     m_connections.clear();
@@ -214,12 +215,44 @@ void Server::accept_one() {
 }
 
 void Server::release(Connection* connection) {
+    std::erase(m_deferred, connection);
     auto it = std::ranges::find_if(m_connections,
                                    [&](const auto& owned) { return owned.get() == connection; });
     if (it != m_connections.end()) {
         m_connections.erase(it);
     }
     accept_one();
+}
+
+// uv_now is the same for every callback of one poll: a new value is a new turn.
+bool Server::may_send() {
+    const std::uint64_t now = uv_now(m_loop);
+    if (now != m_send_turn_ms) {
+        m_send_turn_ms = now;
+        m_send_spent_ns = 0;
+    }
+    return m_send_spent_ns == 0 || m_send_spent_ns < m_send_slice_ns;
+}
+
+void Server::defer(Connection* connection) {
+    ++m_deferrals;
+    m_deferred.push_back(connection);
+    m_send_next.schedule();
+}
+
+void Server::resume_sends() {
+    m_send_turn_ms = uv_now(m_loop);
+    m_send_spent_ns = 0;
+    // A connection may close, or evict another, as it goes on: each is looked up first.
+    std::vector<Connection*> waiting;
+    waiting.swap(m_deferred);
+    for (Connection* connection : waiting) {
+        const bool open = std::ranges::any_of(
+            m_connections, [&](const auto& owned) { return owned.get() == connection; });
+        if (open) {
+            connection->send_more();
+        }
+    }
 }
 
 }  // namespace pkit::shell::http

@@ -5,10 +5,10 @@
 // written, else the longest idle or trickling, else the longest stalled by a client
 // that does not read, else the oldest that has sent nothing since its accept under
 // k_fresh_ms ago), so that a probe always gets in however many idle or slow clients
-// hold the slots, and is not itself evicted while its request is on its way. Only when every slot is mid-reply does it stop accepting: libuv keeps the
-// connection it has taken off the backlog unaccepted and stops polling the listener
-// until accept_one() takes it, so the others wait in the kernel's backlog.
-// Nothing here arms a timer while no connection is open.
+// hold the slots, and is not itself evicted while its request is on its way. Only when every slot
+// is mid-reply does it stop accepting: libuv keeps the connection it has taken off the backlog
+// unaccepted and stops polling the listener until accept_one() takes it, so the others wait in the
+// kernel's backlog. Nothing here arms a timer while no connection is open.
 
 #include <sys/socket.h>
 #include <uv.h>
@@ -28,6 +28,10 @@
 namespace pkit::shell::http {
 
 inline constexpr std::size_t k_max_connections = 64;
+// The most a turn of the loop spends in sendfile(2) for /metrics bodies (the kernel's
+// TCP work, which for a loopback client includes its receiving): with 64 scrapers a
+// turn would otherwise take 10-20 ms, and a `pkitctl status` waits behind it.
+inline constexpr std::uint64_t k_send_slice_ns = 2'000'000;
 
 class Connection;
 
@@ -70,6 +74,15 @@ public:
     // The connection has closed its handle: forget it, and take a waiting client.
     // Call as the connection's last act; it is destroyed here.
     void release(Connection* connection);
+    // Whether this turn's sending budget (k_send_slice_ns) has room; spent() counts
+    // against it, and the first send of a turn always has it. A connection that finds
+    // none defer()s itself: its send_more() runs on the next turn, with a new budget.
+    bool may_send();
+    void spent(std::uint64_t ns) { m_send_spent_ns += ns; }
+    void defer(Connection* connection);
+    // For tests and figures: another budget, and how many sends waited for a turn.
+    void set_send_slice(std::uint64_t ns) { m_send_slice_ns = ns; }
+    std::uint64_t deferred() const { return m_deferrals; }
 
 private:
     Server(uv_loop_t* loop, std::string listen, Sources sources);
@@ -79,6 +92,7 @@ private:
     void accept_one();
     // The connection to evict for a new one, or null when none may be.
     Connection* victim() const;
+    void resume_sends();
 
     uv_loop_t* m_loop;
     std::string m_listen;
@@ -90,6 +104,12 @@ private:
     UvHandle<uv_tcp_t> m_listener;
     std::vector<std::unique_ptr<Connection>> m_connections;
     bool m_waiting = false;  // libuv holds a connection not accepted yet
+    NextTurn m_send_next;
+    std::vector<Connection*> m_deferred;   // waiting for the next turn's budget
+    std::uint64_t m_send_turn_ms = ~0ULL;  // the loop time the budget is for
+    std::uint64_t m_send_spent_ns = 0;
+    std::uint64_t m_send_slice_ns = k_send_slice_ns;
+    std::uint64_t m_deferrals = 0;
 };
 
 }  // namespace pkit::shell::http
