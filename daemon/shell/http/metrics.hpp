@@ -83,6 +83,10 @@ public:
     bool step(std::size_t samples);
     // The exposition, once step() returned true; leaves the render empty.
     std::string take() { return std::move(m_out); }
+    // The text rendered since the last clear_text(), for a caller that writes it out
+    // as it goes.
+    std::string_view text() const { return m_out; }
+    void clear_text() { m_out.clear(); }
 
 private:
     MetricsSnapshot m_snapshot;

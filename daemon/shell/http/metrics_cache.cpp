@@ -6,6 +6,8 @@ namespace {
 
 // Samples rendered between two looks at the clock: about 50 µs of work.
 constexpr std::size_t k_samples_per_check = 512;
+// Rendered text written to the body's file at once.
+constexpr std::size_t k_metrics_chunk = 64 * 1024;
 
 }  // namespace
 
@@ -103,6 +105,7 @@ void MetricsCache::resources_read(MetricsSnapshot snapshot) {
     snapshot.groups.clear();
     snapshot.cgroups.clear();
     m_render = std::make_unique<MetricsRender>(std::move(snapshot));
+    m_writing = std::make_shared<Exposition>();
     m_next.schedule();
 }
 
@@ -114,12 +117,17 @@ void MetricsCache::slice() {
     bool done = false;
     while (!done && uv_hrtime() - begin < k_metrics_slice_ns) {
         done = m_render->step(k_samples_per_check);
+        if (done || m_render->text().size() >= k_metrics_chunk) {
+            m_writing->append(m_render->text());
+            m_render->clear_text();
+        }
     }
     if (!done) {
         m_next.schedule();
         return;
     }
-    m_body = std::make_shared<const Exposition>(m_render->take());
+    m_writing->seal();
+    m_body = std::move(m_writing);
     m_body_taken_ms = m_render_started_ms;
     m_render.reset();
     m_busy = false;

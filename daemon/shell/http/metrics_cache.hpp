@@ -5,7 +5,8 @@
 // many services (and processes) there are: the services' values are copied on the
 // loop (snapshot_metrics, linear and cheap), the pass over /proc/*/stat for their
 // resources runs on libuv's thread pool with a ProcStatCache of its own, and the text
-// is rendered in slices of at most k_metrics_slice_ns, one a turn of the loop.
+// is rendered in slices of at most k_metrics_slice_ns, one a turn of the loop, each
+// writing what it rendered to the body's memfd (Exposition) 64 KiB at a time.
 
 #include <uv.h>
 
@@ -71,6 +72,7 @@ private:
     Pass* m_pass = nullptr;                   // owned by libuv until its after_work
     std::shared_ptr<ProcStatCache> m_stats;   // used by one pass at a time
     std::unique_ptr<MetricsRender> m_render;  // the slices under way, if any
+    std::shared_ptr<Exposition> m_writing;    // their text, written as they go
     std::uint64_t m_render_started_ms = 0;
     Body m_body;  // the last finished exposition
     std::uint64_t m_body_taken_ms = 0;
