@@ -50,6 +50,12 @@ bool peer_closed(int fd) {
     return ::poll(&p, 1, 0) > 0 && (p.revents & (POLLRDHUP | POLLHUP | POLLERR)) != 0;
 }
 
+// 1,000 services that never start, `idle@1`..`idle@1000`: a /metrics body of about
+// 1 MB, more than the kernel holds for a connection.
+void with_megabyte_of_metrics(const TempDir& dir) {
+    dir.service("idle", "command = [\"/bin/true\"]\nautostart = false\ninstances = 1000\n");
+}
+
 // How many of `pid`'s descriptors are memfds named `name`.
 int memfds_named(pid_t pid, const std::string& name) {
     int found = 0;
@@ -115,9 +121,8 @@ TEST_CASE(
     "from a sealed memfd, and the request pipelined behind it is answered next") {
     TempDir dir;
     int port = with_http(dir);
-    // 1,000 services that never start: a body of about 1 MB, more than the kernel holds
-    // for a connection, so that its sending waits for the client again and again.
-    dir.service("idle", "command = [\"/bin/true\"]\nautostart = false\ninstances = 1000\n");
+    // Its sending waits for the client again and again.
+    with_megabyte_of_metrics(dir);
     Daemon pkitd(dir);
     pkitd.wait_ready();
 
@@ -154,8 +159,7 @@ TEST_CASE(
     "connection whose request is still on its way") {
     TempDir dir;
     int port = with_http(dir);
-    // A body of about 1 MB: one reply is more than the kernel holds for a connection.
-    dir.service("idle", "command = [\"/bin/true\"]\nautostart = false\ninstances = 1000\n");
+    with_megabyte_of_metrics(dir);
     Daemon pkitd(dir);
     pkitd.wait_ready();
 
