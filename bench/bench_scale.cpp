@@ -412,20 +412,23 @@ int growth(const std::string& binary, const std::string& pkitctl, std::size_t fr
                    std::to_string(to) + " services, the kernel's floor " +
                    format_number(large.floor * 1e3, 0) + " ms");
     }
-    // The slowest service's stop is its 1 s timeout.
+    // Each stop takes its 1 s timeout; the whole shutdown cannot be shorter than that
+    // plus the kernel's floor, so the goal is on what pkitd adds after its slowest stop.
     growth_row("SIGTERM until exit (each stop takes 1 s)", {small.shutdown_slow},
-               {large.shutdown_slow}, 12, 1000);
+               {large.shutdown_slow}, 12, 0);
     growth_row("  ... until the last service was gone", {small.gone_slow}, {large.gone_slow}, 12,
                0);
     for (const auto& [what, exit, gone] :
          {std::tuple{"at once", large.shutdown, large.gone},
           std::tuple{"1 s each", large.shutdown_slow, large.gone_slow}}) {
         if (!std::isnan(exit) && !std::isnan(gone)) {
-            print_note(std::string("stops ") + what + ", " + std::to_string(to) +
-                       " services: pkitd exited " + format_number((exit - gone) * 1e3, 0) +
-                       " ms after its last service was gone (the slowest stop, counted from "
-                       "SIGTERM: " +
-                       format_number(gone * 1e3, 0) + " ms)");
+            // The "shutdown <= the slowest service's stop": the services stop
+            // together, and pkitd adds next to nothing after the slowest of them.
+            const double tail = (exit - gone) * 1e3;
+            print_row(std::string("stops ") + what + ": pkitd's exit after its slowest stop",
+                      format_number(tail, 0), "ms", "<= 100 ms",
+                      "slowest stop " + format_number(gone * 1e3, 0) + " ms",
+                      tail <= 100 ? "meets" : "misses");
         }
     }
     return 0;
