@@ -8,6 +8,7 @@
 #include <sys/wait.h>
 #include <unistd.h>
 
+#include <algorithm>
 #include <cerrno>
 #include <csignal>
 #include <cstring>
@@ -112,6 +113,19 @@ std::expected<std::vector<std::string>, LaunchFailure> expand_command(
         args.push_back(std::move(*arg));
     }
     return args;
+}
+
+// Whether `fd` lies in the k_fd_reserve descriptors under the soft RLIMIT_NOFILE. The
+// kernel gives the lowest free number, so a new fd there means that fewer than the
+// reserve are left free.
+bool in_fd_reserve(int fd, rlim_t& soft) {
+    rlimit limit{};
+    if (getrlimit(RLIMIT_NOFILE, &limit) != 0 || limit.rlim_cur == RLIM_INFINITY) {
+        return false;
+    }
+    soft = limit.rlim_cur;
+    const rlim_t reserve = std::min<rlim_t>(k_fd_reserve, soft / 8);
+    return static_cast<rlim_t>(fd) + reserve >= soft;
 }
 
 // The soft RLIMIT_NOFILE pkitd was started with, once raise_nofile_limit() has raised
@@ -229,6 +243,16 @@ std::expected<std::unique_ptr<PreparedLaunch>, LaunchFailure> prepare_launch(
         int error = errno;
         close_fds({out[0], out[1], err[0], err[1], report[0], report[1]});
         return std::unexpected(make_failure(LaunchError::resources, "pipe", std::strerror(error)));
+    }
+    if (rlim_t soft = 0;
+        in_fd_reserve(std::max({out[0], out[1], err[0], err[1], report[0], report[1]}), soft)) {
+        close_fds({out[0], out[1], err[0], err[1], report[0], report[1]});
+        return std::unexpected(make_failure(LaunchError::resources, "pipe",
+                                            std::string(std::strerror(EMFILE)) +
+                                                " (pkitd keeps the last descriptors under its "
+                                                "limit of " +
+                                                std::to_string(soft) +
+                                                " for pkitctl, reloads and scrapes)"));
     }
     fcntl(out[0], F_SETFL, O_NONBLOCK);
     fcntl(err[0], F_SETFL, O_NONBLOCK);

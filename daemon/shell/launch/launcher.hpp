@@ -143,6 +143,12 @@ std::expected<std::string, LaunchFailure> expand_in_run_environment(const Launch
 // before the first launch. Returns the errno on failure (the limit then stays).
 std::expected<void, int> raise_nofile_limit();
 
+// The descriptors under the soft RLIMIT_NOFILE that no launch takes (an eighth of the
+// limit when that is less): with them pkitd still answers pkitctl, reloads (a
+// directory and a file open at a time) and scrapes when the services have used up the
+// rest. A launch whose pipes would reach into them fails as `resources`.
+inline constexpr unsigned k_fd_reserve = 128;
+
 // Sends `signo` to `pid`, or to its whole process group when `group` (runs are session
 // leaders, so the pgid is the pid). Returns false when nothing was there to signal
 // (ESRCH) or the kill was refused; never signals pid <= 1, so a zero or stale pid cannot

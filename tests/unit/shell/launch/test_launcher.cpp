@@ -1,11 +1,13 @@
 // launch(): what the child gets (output pipes, environment, PATH, cwd, umask, rlimits,
 // credentials) and how each launch failure is named.
 
+#include <fcntl.h>
 #include <sys/resource.h>
 #include <sys/wait.h>
 #include <unistd.h>
 
 #include <cstdlib>
+#include <vector>
 
 #include "daemon/shell/launch/launch_env.hpp"
 #include "daemon/shell/launch/launcher.hpp"
@@ -108,6 +110,44 @@ TEST_CASE("cwd, umask and rlimits apply to the child") {
     spec.process.edit().rlimits = {config::Rlimit{RLIMIT_NOFILE, "nofile", 123}};
     auto captured = run_to_end(loop, spec);
     CHECK(captured.out == std::vector<std::string>{dir.path(), "0027", "123", "123"});
+    CHECK(loop.close() == 0);
+}
+
+TEST_CASE("a launch that would take the descriptors kept for pkitd fails as resources") {
+    TestLoop loop;
+    rlimit saved{};
+    REQUIRE(::getrlimit(RLIMIT_NOFILE, &saved) == 0);
+    rlimit small = saved;
+    small.rlim_cur = 256;  // a reserve of 32 (an eighth)
+    REQUIRE(::setrlimit(RLIMIT_NOFILE, &small) == 0);
+    // Every descriptor below 221 in use: 35 are free, but a launch's six pipe ends
+    // (221-226) would reach into the last 32.
+    std::vector<int> held;
+    for (;;) {
+        int fd = ::open("/dev/null", O_RDONLY | O_CLOEXEC);
+        REQUIRE(fd >= 0);
+        if (fd >= 256 - 35) {
+            ::close(fd);
+            break;
+        }
+        held.push_back(fd);
+    }
+    auto failure = launch_failure(make_spec({"/bin/true"}));
+    CHECK(failure.kind == LaunchError::resources);
+    CHECK(failure.message.starts_with(
+        "resources: pipe: Too many open files (pkitd keeps the last descriptors under its "
+        "limit of 256"));
+    // Ten descriptors freed: the launch fits again.
+    for (int i = 0; i < 10; ++i) {
+        ::close(held.back());
+        held.pop_back();
+    }
+    auto captured = run_to_end(loop, make_spec({"/bin/sh", "-c", "echo ran"}));
+    CHECK(captured.out == std::vector<std::string>{"ran"});
+    for (int fd : held) {
+        ::close(fd);
+    }
+    ::setrlimit(RLIMIT_NOFILE, &saved);
     CHECK(loop.close() == 0);
 }
 
