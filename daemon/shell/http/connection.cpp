@@ -283,16 +283,17 @@ bool Connection::send_file() {
         auto offset = static_cast<off_t>(m_file_sent);
         const std::uint64_t begin = uv_hrtime();
         ssize_t n = ::sendfile(socket, m_file->fd(), &offset, size - m_file_sent);
+        const int error = errno;
         m_server.spent(uv_hrtime() - begin);
         if (n > 0) {
             m_file_sent += static_cast<std::size_t>(n);
             m_progress_ms = uv_now(m_loop);
             continue;
         }
-        if (n < 0 && errno == EINTR) {
+        if (n < 0 && error == EINTR) {
             continue;
         }
-        if (n < 0 && (errno == EAGAIN || errno == EWOULDBLOCK)) {
+        if (n < 0 && (error == EAGAIN || error == EWOULDBLOCK)) {
             // Full: libuv writes the next bytes when there is room, and its callback
             // (on_written) comes back here for the rest.
             MetricsCache::Body body = m_file;
