@@ -18,6 +18,7 @@
 #include "daemon/shell/control/request_handler.hpp"
 #include "daemon/shell/daemon.hpp"
 #include "daemon/shell/http/endpoint.hpp"
+#include "daemon/shell/io/write_all.hpp"
 #include "proto/version.hpp"
 
 extern char** environ;
@@ -38,21 +39,6 @@ bool set_cloexec(int fd, bool on) {
     }
     flags = on ? (flags | FD_CLOEXEC) : (flags & ~FD_CLOEXEC);
     return ::fcntl(fd, F_SETFD, flags) == 0;
-}
-
-bool write_all(int fd, const std::string& text) {
-    std::size_t done = 0;
-    while (done < text.size()) {
-        ssize_t n = ::write(fd, text.data() + done, text.size() - done);
-        if (n < 0 && errno == EINTR) {
-            continue;
-        }
-        if (n <= 0) {
-            return false;
-        }
-        done += static_cast<std::size_t>(n);
-    }
-    return true;
 }
 
 // What `BINARY --upgrade-check` printed: its version, and whether it reads the state
@@ -374,7 +360,7 @@ void Daemon::hand_over() {
     const core::TimePoint at = now().mono;
     std::string state = upgrade::write_state(m_supervisor, facts, at);
     int memfd = ::memfd_create("pkit-state", 0);  // not close-on-exec: the next pkitd reads it
-    if (memfd < 0 || !write_all(memfd, state) || ::lseek(memfd, 0, SEEK_SET) != 0) {
+    if (memfd < 0 || write_all(memfd, state) != state.size() || ::lseek(memfd, 0, SEEK_SET) != 0) {
         log("error", "upgrade to " + binary + " abandoned: cannot write the state: " +
                          std::strerror(errno) + "; nothing changed");
         if (memfd >= 0) {

@@ -6,28 +6,9 @@
 
 #include <cerrno>
 
+#include "daemon/shell/io/write_all.hpp"
+
 namespace pkit::shell::http {
-
-namespace {
-
-// Writes `text` to `fd`; returns how much of it went before a failure (all of it
-// without one).
-std::size_t write_all(int fd, std::string_view text) {
-    std::size_t written = 0;
-    while (written < text.size()) {
-        ssize_t n = ::write(fd, text.data() + written, text.size() - written);
-        if (n < 0 && errno == EINTR) {
-            continue;
-        }
-        if (n <= 0) {
-            break;
-        }
-        written += static_cast<std::size_t>(n);
-    }
-    return written;
-}
-
-}  // namespace
 
 Exposition::Exposition() : m_fd(::memfd_create("pkit-metrics", MFD_CLOEXEC | MFD_ALLOW_SEALING)) {}
 
