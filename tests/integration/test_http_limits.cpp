@@ -118,7 +118,7 @@ bool holds_peer_of(pid_t pid, int fd) {
 
 TEST_CASE(
     "http limits: a /metrics body larger than the socket buffers reaches a slow reader whole, "
-    "from a sealed memfd, and the request pipelined behind it is answered next") {
+    "the request pipelined behind it is answered next, and the body is held in a memfd") {
     TempDir dir;
     int port = with_http(dir);
     // Its sending waits for the client again and again.
@@ -148,7 +148,8 @@ TEST_CASE(
     CHECK(health->status == 200);
     CHECK(c.closed_within(10s));
 
-    // The body was sent from a memfd, which pkitd keeps while the body is fresh.
+    // The body is held in a memfd, which pkitd keeps while the body is fresh. (That it
+    // goes out by sendfile, within a budget a turn, is test_server_send's case.)
     CHECK(memfds_named(pkitd.target_pid(), "pkit-metrics") >= 1);
     CHECK(http_get(port, "/healthz").status == 200);
     CHECK(pkitd.stop() == 0);

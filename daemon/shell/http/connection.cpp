@@ -347,20 +347,16 @@ void Connection::queue(std::string head, MetricsCache::Body body, std::string_vi
 void Connection::watch_output() {
     const std::size_t unsent = this->unsent();
     if (unsent == 0) {
-        if (m_stalled_since_ms != 0) {
-            m_stalled_since_ms = 0;
-            m_stall_timer.stop();
-        }
+        m_stall_timer.stop();
         return;
     }
-    if (m_stalled_since_ms != 0) {
+    if (m_stall_timer.active()) {
         return;
     }
-    m_stalled_since_ms = uv_now(m_loop);
     m_stall_mark = unsent;
     // Every k_stall_ms: closed unless the client took some of it meanwhile. (Eviction
-    // judges by m_progress_ms, k_stalled_ms after the last byte taken; the Server's
-    // retry finds such a connection when a client waits.)
+    // judges by m_progress_ms, k_stalled_ms after the last byte taken; a client waiting
+    // for a slot finds such a connection through the Server's retry.)
     m_stall_timer.start(
         k_stall_ms,
         [this] {
@@ -372,7 +368,6 @@ void Connection::watch_output() {
             m_stall_mark = now;
         },
         k_stall_ms);
-    m_server.wake();  // a stalled connection can give its slot to a waiting client
 }
 
 void Connection::on_written(int status) {

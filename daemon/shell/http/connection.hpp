@@ -114,7 +114,7 @@ private:
     // Bytes of replies not yet handed to the kernel: libuv's queue and m_file's rest.
     std::size_t unsent() const;
     void read(bool on);
-    // Arms or disarms the stall check as the unsent output crosses the bound.
+    // Arms the stall check while replies wait for the client, disarms it when none does.
     void watch_output();
     // Stops reading requests; once everything is written, shuts down the writing side
     // and drains the client for up to k_linger_ms.
@@ -133,13 +133,12 @@ private:
     std::size_t m_stall_mark = 0;  // unsent bytes at the last stall check
     std::uint64_t m_accepted_ms = 0;
     std::uint64_t m_idle_since_ms = 0;
-    std::uint64_t m_stalled_since_ms = 0;  // the stall check is armed (unsent bytes)
-    std::uint64_t m_progress_ms = 0;       // a reply began or the client took bytes
-    std::uint64_t m_metrics_ticket = 0;    // waiting for the MetricsCache
-    Request m_metrics_request;             // the request that waits for it
-    MetricsCache::Body m_file;             // a body going out by sendfile(2)
-    std::size_t m_file_sent = 0;           // its bytes handed to the kernel or to libuv
-    bool m_waits_turn = false;             // deferred by the Server to a later turn
+    std::uint64_t m_progress_ms = 0;     // a reply began or the client took bytes
+    std::uint64_t m_metrics_ticket = 0;  // waiting for the MetricsCache
+    Request m_metrics_request;           // the request that waits for it
+    MetricsCache::Body m_file;           // a body going out by sendfile(2)
+    std::size_t m_file_sent = 0;         // its bytes handed to the kernel or to libuv
+    bool m_waits_turn = false;           // deferred by the Server to a later turn
     bool m_finishing = false;
     bool m_lingering = false;
     bool m_reading = false;
