@@ -152,3 +152,31 @@ TEST_CASE(
     CHECK(sample(third, "pkit_ready") == 1);
     CHECK(pkitd.stop() == 0);
 }
+
+TEST_CASE("metrics: every process of a run counts, whichever thread of the /proc pass reads it") {
+    // The pass is split among pool threads by pid (odd and even with two): the service
+    // starts `sleep`s until it has one of each parity, and all of them count.
+    TempDir dir;
+    int port = with_http(dir);
+    dir.service("fan", sh_command("odd=0; even=0; n=0; "
+                                  "while [ $odd = 0 ] || [ $even = 0 ]; do "
+                                  "sleep 1000 & n=$((n+1)); "
+                                  "if [ $(($! % 2)) = 1 ]; then odd=1; else even=1; fi; done; "
+                                  "echo $n > " +
+                                  dir.file("sleeps.tmp") + "; mv " + dir.file("sleeps.tmp") + " " +
+                                  dir.file("sleeps") + "; wait"));
+    Daemon pkitd(dir);
+    pkitd.wait_ready();
+    wait_file(dir.file("sleeps"));
+    const int processes = std::stoi(read_file(dir.file("sleeps"))) + 1;  // and the shell
+    double counted = -1;
+    wait_for(
+        [&] {
+            counted =
+                sample(http_get(port, "/metrics").body, "pkit_service_processes{service=\"fan\"}");
+            return counted == processes;
+        },
+        10s, "every process counted",
+        [&] { return std::to_string(counted) + " of " + std::to_string(processes); });
+    CHECK(pkitd.stop() == 0);
+}

@@ -9,8 +9,21 @@ namespace pkit::shell {
 std::vector<proto::Resources> read_run_resources(const std::vector<pid_t>& groups,
                                                  const std::vector<RunCgroupRead>& cgroups,
                                                  ProcStatCache& cache) {
-    if (cgroups.size() != groups.size()) {
-        return read_group_resources(groups, cache);
+    std::vector<GroupScan> scans;
+    scans.push_back(scan_group_resources(groups, cache, {}, runs_have_cgroups(groups, cgroups)));
+    return finish_run_resources(groups, cgroups, std::move(scans));
+}
+
+bool runs_have_cgroups(const std::vector<pid_t>& groups,
+                       const std::vector<RunCgroupRead>& cgroups) {
+    return !groups.empty() && cgroups.size() == groups.size();
+}
+
+std::vector<proto::Resources> finish_run_resources(const std::vector<pid_t>& groups,
+                                                   const std::vector<RunCgroupRead>& cgroups,
+                                                   std::vector<GroupScan> scans) {
+    if (!runs_have_cgroups(groups, cgroups)) {
+        return add_group_scans(std::move(scans));
     }
     std::vector<std::pair<pid_t, std::size_t>> members;
     for (std::size_t k = 0; k < groups.size(); ++k) {
@@ -20,8 +33,8 @@ std::vector<proto::Resources> read_run_resources(const std::vector<pid_t>& group
             }
         }
     }
-    std::vector<proto::Resources> result = read_group_resources(groups, cache, std::move(members));
-    for (std::size_t k = 0; k < groups.size(); ++k) {
+    std::vector<proto::Resources> result = add_group_scans(std::move(scans), std::move(members));
+    for (std::size_t k = 0; k < groups.size() && k < result.size(); ++k) {
         const RunCgroupRead& cgroup = cgroups[k];
         if (groups[k] <= 0 || cgroup.dir.empty()) {
             continue;

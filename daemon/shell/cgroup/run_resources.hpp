@@ -34,4 +34,12 @@ std::vector<proto::Resources> read_run_resources(const std::vector<pid_t>& group
                                                  const std::vector<RunCgroupRead>& cgroups,
                                                  ProcStatCache& cache);
 
+// read_run_resources in two steps, for a pass split among threads: each share's
+// scan_group_resources (with others when runs_have_cgroups), then, once all are in,
+// finish_run_resources adds them up and reads the cgroups. Only file reads: off the loop.
+bool runs_have_cgroups(const std::vector<pid_t>& groups, const std::vector<RunCgroupRead>& cgroups);
+std::vector<proto::Resources> finish_run_resources(const std::vector<pid_t>& groups,
+                                                   const std::vector<RunCgroupRead>& cgroups,
+                                                   std::vector<GroupScan> scans);
+
 }  // namespace pkit::shell

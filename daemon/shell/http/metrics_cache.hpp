@@ -4,9 +4,10 @@
 // one render and get identical bodies. Nothing of it holds the loop long, however
 // many services (and processes) there are: the services' values are copied on the
 // loop (snapshot_metrics, linear and cheap), the pass over /proc/*/stat for their
-// resources runs on libuv's thread pool with a ProcStatCache of its own, and the text
-// is rendered in slices of at most k_metrics_slice_ns, one a turn of the loop, each
-// writing what it rendered to the body's memfd (Exposition) 64 KiB at a time.
+// resources runs on libuv's thread pool (split among two of its threads, each share of
+// the processes read through a ProcStatCache of its own), and the text is rendered in
+// slices of at most k_metrics_slice_ns, one a turn of the loop, each writing what it
+// rendered to the body's memfd (Exposition) 64 KiB at a time.
 
 #include <uv.h>
 
@@ -16,6 +17,7 @@
 #include <memory>
 #include <optional>
 #include <string>
+#include <vector>
 
 #include "daemon/shell/http/exposition.hpp"
 #include "daemon/shell/http/metrics.hpp"
@@ -31,8 +33,11 @@ inline constexpr std::uint64_t k_metrics_cache_ms = 1'000;
 // aside).
 inline constexpr std::uint64_t k_metrics_slice_ns = 2'000'000;
 // The /proc/PID/stat fds the endpoint's pass keeps open between scrapes, besides the
-// Daemon's (ProcStatCache bounds both by the soft RLIMIT_NOFILE).
+// Daemon's (ProcStatCache bounds both by the soft RLIMIT_NOFILE), shared by its shares.
 inline constexpr std::size_t k_metrics_stat_fds = 1024;
+// The pass is split among this many of libuv's pool threads at most (fewer when fewer
+// CPUs are available), leaving the rest of the pool to reloads and probes.
+inline constexpr unsigned k_metrics_pass_threads = 2;
 
 class MetricsCache {
 public:
@@ -59,6 +64,7 @@ public:
     std::uint64_t renders() const { return m_renders; }
 
     struct Pass;  // a /proc pass on the thread pool (metrics_cache.cpp)
+    using StatCaches = std::vector<std::unique_ptr<ProcStatCache>>;  // one a share
 
 private:
     void start_render();
@@ -70,7 +76,7 @@ private:
     NextTurn m_next;
     bool m_busy = false;                      // a render (its pass or its slices) under way
     Pass* m_pass = nullptr;                   // owned by libuv until its after_work
-    std::shared_ptr<ProcStatCache> m_stats;   // used by one pass at a time
+    std::shared_ptr<StatCaches> m_stats;      // used by one pass at a time
     std::unique_ptr<MetricsRender> m_render;  // the slices under way, if any
     std::shared_ptr<Exposition> m_writing;    // their text, written as they go
     std::uint64_t m_render_started_ms = 0;

@@ -3,6 +3,7 @@
 #include <dirent.h>
 #include <fcntl.h>
 #include <sys/resource.h>
+#include <sys/stat.h>
 #include <unistd.h>
 
 #include <algorithm>
@@ -43,6 +44,35 @@ std::size_t soft_nofile() {
         return SIZE_MAX;
     }
     return static_cast<std::size_t>(limit.rlim_cur);
+}
+
+// pkitd's open descriptors. Since Linux 6.2 the size of /proc/self/fd is their number,
+// read in microseconds; listing the directory costs a dentry for each (25 ms at 20,000
+// descriptors, 10,000 services), and is left to older kernels (size 0).
+std::int64_t count_own_fds() {
+    struct stat info {};
+    if (::stat("/proc/self/fd", &info) == 0 && info.st_size > 0) {
+        return static_cast<std::int64_t>(info.st_size);
+    }
+    return count_own_fds_listed();
+}
+
+// Adds a process's figures, as /proc/PID/stat gives them, to `sum`.
+void add_process(proto::Resources& sum, const ProcStat& stat) {
+    static const double ticks = static_cast<double>(::sysconf(_SC_CLK_TCK));
+    static const long long page = ::sysconf(_SC_PAGESIZE);
+    if (stat.state != 'Z' && stat.state != 'X') {
+        ++sum.processes;
+    }
+    sum.cpu_seconds += static_cast<double>(stat.utime + stat.stime) / ticks +
+                       static_cast<double>(stat.cutime + stat.cstime) / ticks;
+    sum.rss_bytes += stat.rss_pages * page;
+}
+
+void add_resources(proto::Resources& sum, const proto::Resources& more) {
+    sum.processes += more.processes;
+    sum.cpu_seconds += more.cpu_seconds;
+    sum.rss_bytes += more.rss_bytes;
 }
 
 }  // namespace
@@ -144,13 +174,10 @@ void ProcStatCache::end_pass() {
     m_soft_nofile = soft_nofile();  // the limit may have been raised meanwhile
 }
 
-std::vector<proto::Resources> read_group_resources(
-    const std::vector<pid_t>& pgids, ProcStatCache& cache,
-    std::vector<std::pair<pid_t, std::size_t>> members) {
-    std::vector<proto::Resources> result(pgids.size());
-    if (pgids.empty()) {
-        return result;
-    }
+GroupScan scan_group_resources(const std::vector<pid_t>& pgids, ProcStatCache& cache,
+                               ProcShare share, bool with_others) {
+    GroupScan scan;
+    scan.sums.resize(pgids.size());
     // Sorted (pgid, position) pairs: one binary search a process.
     std::vector<std::pair<pid_t, std::size_t>> wanted;
     wanted.reserve(pgids.size());
@@ -159,17 +186,14 @@ std::vector<proto::Resources> read_group_resources(
             wanted.emplace_back(pgids[k], k);
         }
     }
-    if (wanted.empty()) {
-        return result;
+    if (wanted.empty() || share.count == 0 || share.index >= share.count) {
+        return scan;
     }
     std::ranges::sort(wanted);
-    std::ranges::sort(members);
-    static const double ticks = static_cast<double>(::sysconf(_SC_CLK_TCK));
-    static const long long page = ::sysconf(_SC_PAGESIZE);
 
     DIR* proc = ::opendir("/proc");
     if (proc == nullptr) {
-        return result;
+        return scan;
     }
     int proc_fd = ::dirfd(proc);
     char buffer[1024];
@@ -179,7 +203,7 @@ std::vector<proto::Resources> read_group_resources(
         }
         int pid = 0;
         std::string_view name(entry->d_name);
-        if (!to_number(name, pid)) {
+        if (!to_number(name, pid) || static_cast<unsigned>(pid) % share.count != share.index) {
             continue;
         }
         std::size_t n = cache.read_stat(proc_fd, pid, buffer, sizeof buffer);
@@ -189,25 +213,70 @@ std::vector<proto::Resources> read_group_resources(
         }
         auto it = std::ranges::lower_bound(wanted, std::pair{stat.pgid, std::size_t{0}});
         bool in_group = it != wanted.end() && it->first == stat.pgid;
-        auto& match = in_group ? wanted : members;
-        pid_t key = in_group ? stat.pgid : pid;
-        if (!in_group) {
-            it = std::ranges::lower_bound(members, std::pair{pid, std::size_t{0}});
-        }
-        cache.keep(it != match.end() && it->first == key);
-        for (; it != match.end() && it->first == key; ++it) {
-            proto::Resources& sum = result[it->second];
-            if (stat.state != 'Z' && stat.state != 'X') {
-                ++sum.processes;
+        cache.keep(in_group);
+        if (in_group) {
+            for (; it != wanted.end() && it->first == stat.pgid; ++it) {
+                add_process(scan.sums[it->second], stat);
             }
-            sum.cpu_seconds += static_cast<double>(stat.utime + stat.stime) / ticks +
-                               static_cast<double>(stat.cutime + stat.cstime) / ticks;
-            sum.rss_bytes += stat.rss_pages * page;
+        } else if (with_others) {
+            proto::Resources figures;
+            add_process(figures, stat);
+            scan.others.emplace_back(pid, figures);
         }
     }
     ::closedir(proc);
     cache.end_pass();
+    std::ranges::sort(scan.others, {}, &std::pair<pid_t, proto::Resources>::first);
+    return scan;
+}
+
+std::vector<proto::Resources> add_group_scans(std::vector<GroupScan> scans,
+                                              std::vector<std::pair<pid_t, std::size_t>> members) {
+    if (scans.empty()) {
+        return {};
+    }
+    std::vector<proto::Resources> result = std::move(scans.front().sums);
+    std::ranges::sort(members);
+    for (std::size_t s = 0; s < scans.size(); ++s) {
+        const GroupScan& scan = scans[s];
+        for (std::size_t k = 0; s > 0 && k < result.size() && k < scan.sums.size(); ++k) {
+            add_resources(result[k], scan.sums[k]);
+        }
+        // A member (pid, position) outside its group: its figures, found by pid.
+        auto other = scan.others.begin();
+        for (const auto& [pid, position] : members) {
+            while (other != scan.others.end() && other->first < pid) {
+                ++other;
+            }
+            if (other != scan.others.end() && other->first == pid && position < result.size()) {
+                add_resources(result[position], other->second);
+            }
+        }
+    }
     return result;
+}
+
+std::vector<proto::Resources> read_group_resources(
+    const std::vector<pid_t>& pgids, ProcStatCache& cache,
+    std::vector<std::pair<pid_t, std::size_t>> members) {
+    std::vector<GroupScan> scans;
+    scans.push_back(scan_group_resources(pgids, cache, {}, !members.empty()));
+    return add_group_scans(std::move(scans), std::move(members));
+}
+
+std::int64_t count_own_fds_listed() {
+    DIR* fds = ::opendir("/proc/self/fd");
+    if (fds == nullptr) {
+        return 0;
+    }
+    std::int64_t count = 0;
+    while (const dirent* entry = ::readdir(fds)) {
+        if (entry->d_name[0] != '.') {
+            ++count;
+        }
+    }
+    ::closedir(fds);
+    return count - 1;  // the directory's own descriptor
 }
 
 std::optional<OwnProcess> read_own_process() {
@@ -227,15 +296,7 @@ std::optional<OwnProcess> read_own_process() {
     OwnProcess own;
     own.cpu_seconds = static_cast<double>(stat.utime + stat.stime) / ticks;
     own.rss_bytes = stat.rss_pages * page;
-    if (DIR* fds = ::opendir("/proc/self/fd")) {
-        while (const dirent* entry = ::readdir(fds)) {
-            if (entry->d_name[0] != '.') {
-                ++own.open_fds;
-            }
-        }
-        ::closedir(fds);
-        --own.open_fds;  // the directory's own descriptor
-    }
+    own.open_fds = count_own_fds();
     rlimit limit{};
     if (::getrlimit(RLIMIT_NOFILE, &limit) == 0 && limit.rlim_cur != RLIM_INFINITY) {
         own.max_fds = static_cast<std::int64_t>(limit.rlim_cur);

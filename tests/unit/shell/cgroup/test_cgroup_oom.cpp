@@ -8,6 +8,7 @@
 #include <unistd.h>
 
 #include <filesystem>
+#include <memory>
 #include <string>
 
 #include "daemon/shell/cgroup/run_cgroups.hpp"
@@ -107,6 +108,22 @@ TEST_CASE("a run's resources come from its cgroup, the process group's where a f
     CHECK(from_cgroup[0].processes == 2);
     CHECK(from_cgroup[0].cpu_seconds == doctest::Approx(2.5));
     CHECK(from_cgroup[0].rss_bytes == 12345);
+
+    // The pass split in shares (the /metrics pass on two pool threads), each read
+    // through a cache of its own, adds up to the same: the member is found in whichever
+    // share its pid falls to.
+    for (unsigned count : {2U, 3U}) {
+        std::vector<std::unique_ptr<ProcStatCache>> caches;
+        std::vector<GroupScan> scans;
+        for (unsigned k = 0; k < count; ++k) {
+            caches.push_back(std::make_unique<ProcStatCache>(16));
+            scans.push_back(scan_group_resources(groups, *caches.back(), {k, count},
+                                                 runs_have_cgroups(groups, cgroups)));
+        }
+        auto shared = finish_run_resources(groups, cgroups, std::move(scans));
+        REQUIRE(shared.size() == 1);
+        CHECK(shared[0] == from_cgroup[0]);
+    }
 
     // Without memory.current (no memory controller) the /proc sum stands; without a
     // base for the CPU time, too.

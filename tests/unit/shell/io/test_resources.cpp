@@ -1,7 +1,8 @@
 // ProcStatCache and read_group_resources: a cached /proc/PID/stat fd is read again
 // instead of reopened; a dead process's fd is dropped (never read as its pid's next
 // process); entries of processes gone from /proc are closed; the capacity holds, with
-// room kept for the wanted groups; the sums are those of an uncached pass.
+// room kept for the wanted groups; the sums are those of an uncached pass, and of a pass
+// split in shares; pkitd's own open descriptors are counted exactly.
 
 #include <dirent.h>
 #include <fcntl.h>
@@ -9,10 +10,12 @@
 #include <sys/wait.h>
 #include <unistd.h>
 
+#include <algorithm>
 #include <chrono>
 #include <cstdint>
 #include <filesystem>
 #include <fstream>
+#include <memory>
 #include <string>
 #include <thread>
 #include <vector>
@@ -186,6 +189,86 @@ TEST_CASE("read_group_resources: the sums through the cache are an uncached pass
         CHECK(cache.size() > 2);  // every process seen, up to half the room
     }
     CHECK(open_fds() == before);  // the destructor closed them all
+}
+
+TEST_CASE("scan_group_resources: a pass split in shares adds up to one pass") {
+    PausedGroup group(5);
+    REQUIRE(group.settled());
+    std::vector<pid_t> pgids{group.pgid(), 0, 999999999};
+    ProcStatCache whole_cache(0);
+    std::vector<proto::Resources> whole = read_group_resources(pgids, whole_cache);
+    REQUIRE(whole[0].processes == 5);
+    for (unsigned count : {2U, 3U}) {
+        std::vector<std::unique_ptr<ProcStatCache>> caches;
+        std::vector<GroupScan> scans;
+        for (unsigned k = 0; k < count; ++k) {
+            caches.push_back(std::make_unique<ProcStatCache>());
+            scans.push_back(scan_group_resources(pgids, *caches.back(), {k, count}));
+            // A share reads only its pids, and its cache keeps only those.
+            int in_share = 0;
+            for (pid_t pid : group.pids()) {
+                bool mine = static_cast<unsigned>(pid) % count == k;
+                in_share += mine ? 1 : 0;
+                CHECK(caches.back()->contains(pid) == mine);
+            }
+            CHECK(scans.back().sums[0].processes == in_share);
+            CHECK(scans.back().others.empty());  // not asked for
+        }
+        std::vector<proto::Resources> added = add_group_scans(std::move(scans));
+        REQUIRE(added.size() == 3);
+        CHECK(added[0].processes == 5);
+        CHECK(added[0].rss_bytes == whole[0].rss_bytes);
+        CHECK(added[0].cpu_seconds == doctest::Approx(whole[0].cpu_seconds));
+        CHECK(added[1] == proto::Resources{});
+        CHECK(added[2] == proto::Resources{});
+    }
+    // A share out of range, or none, reads nothing.
+    ProcStatCache cache;
+    CHECK(scan_group_resources(pgids, cache, {2, 2}).sums[0].processes == 0);
+    CHECK(scan_group_resources(pgids, cache, {0, 0}).sums[0].processes == 0);
+    CHECK(cache.size() == 0);
+}
+
+TEST_CASE("scan_group_resources: the processes outside the groups, for members by pid") {
+    PausedGroup group(1);
+    PausedGroup apart(1);  // a process of another group, a member of the first's run
+    REQUIRE(group.settled());
+    REQUIRE(apart.settled());
+    std::vector<pid_t> pgids{group.pgid()};
+    ProcStatCache cache;
+    GroupScan scan = scan_group_resources(pgids, cache, {}, true);
+    CHECK(std::ranges::is_sorted(scan.others, {}, &std::pair<pid_t, proto::Resources>::first));
+    auto found =
+        std::ranges::find(scan.others, apart.pgid(), &std::pair<pid_t, proto::Resources>::first);
+    REQUIRE(found != scan.others.end());
+    CHECK(found->second.processes == 1);
+    CHECK(std::ranges::find(scan.others, group.pgid(),
+                            &std::pair<pid_t, proto::Resources>::first) == scan.others.end());
+    std::vector<GroupScan> scans;
+    scans.push_back(std::move(scan));
+    std::vector<proto::Resources> sums = add_group_scans(std::move(scans), {{apart.pgid(), 0}});
+    CHECK(sums[0].processes == 2);
+}
+
+TEST_CASE("read_own_process: the open descriptors, counted as a listing counts them") {
+    auto own = read_own_process();
+    REQUIRE(own);
+    std::int64_t listed = count_own_fds_listed();
+    CHECK(own->open_fds == listed);
+    CHECK(listed == static_cast<std::int64_t>(open_fds()) - 1);  // the iterator's own
+    std::vector<int> extra;
+    for (int k = 0; k < 100; ++k) {
+        extra.push_back(open("/dev/null", O_RDONLY | O_CLOEXEC));
+        REQUIRE(extra.back() >= 0);
+    }
+    auto more = read_own_process();
+    REQUIRE(more);
+    CHECK(more->open_fds == own->open_fds + 100);
+    CHECK(count_own_fds_listed() == listed + 100);
+    for (int fd : extra) {
+        close(fd);
+    }
+    CHECK(read_own_process()->open_fds == own->open_fds);
 }
 
 }  // namespace pkit::shell::test
