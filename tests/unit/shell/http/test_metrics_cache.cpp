@@ -1,5 +1,11 @@
 // MetricsCache on a real loop: scrapers that ask together share one render, which is
-// delivered on a later turn in slices; a finished body is served again for 1 s.
+// delivered on a later turn in slices; a finished body is served again for 1 s; the
+// resources pass, split among pool threads, counts every process of a group; a cache
+// destroyed while its pass runs drops the pass's result.
+
+#include <signal.h>
+#include <sys/wait.h>
+#include <unistd.h>
 
 #include "tests/unit/shell/shell_test.hpp"
 
@@ -63,5 +69,88 @@ TEST_CASE("metrics cache: scrapers asking together share one render and its body
     CHECK(loop.close() == 0);
 }
 
+// A process group of paused children with pids of both parities (the pass's shares
+// are pid % 2 with two threads), killed and reaped by the destructor.
+class MixedGroup {
+public:
+    MixedGroup() {
+        bool odd = false;
+        bool even = false;
+        while (!(odd && even) || m_pids.size() < 2) {
+            pid_t leader = m_pids.empty() ? 0 : m_pids.front();
+            pid_t pid = fork();
+            REQUIRE(pid >= 0);
+            if (pid == 0) {
+                setpgid(0, leader);
+                for (;;) {
+                    pause();
+                }
+            }
+            setpgid(pid, leader == 0 ? pid : leader);  // both sides: no race
+            m_pids.push_back(pid);
+            (pid % 2 == 0 ? even : odd) = true;
+        }
+    }
+    ~MixedGroup() {
+        for (pid_t pid : m_pids) {
+            kill(pid, SIGKILL);
+            waitpid(pid, nullptr, 0);
+        }
+    }
+    MixedGroup(const MixedGroup&) = delete;
+    MixedGroup& operator=(const MixedGroup&) = delete;
+
+    pid_t pgid() const { return m_pids.front(); }
+    std::size_t size() const { return m_pids.size(); }
+
+private:
+    std::vector<pid_t> m_pids;
+};
+
 }  // namespace
+
+TEST_CASE("metrics cache: the resources pass counts a group's processes, whatever their pids") {
+    MixedGroup group;
+    TestLoop loop;
+    {
+        MetricsCache cache(loop.get(), [&] {
+            MetricsSnapshot snap = snapshot_of(3, 1);
+            snap.groups = {group.pgid(), 0, 999999999};
+            return snap;
+        });
+        MetricsCache::Body body;
+        std::uint64_t ticket = 0;
+        CHECK_FALSE(cache.request([&](MetricsCache::Body b) { body = std::move(b); }, ticket));
+        REQUIRE(loop.run_until([&] { return body != nullptr; }));
+        const std::string text(body->bytes());
+        CHECK_MESSAGE(text.find("pkit_service_processes{service=\"s0\"} " +
+                                std::to_string(group.size()) + "\n") != std::string::npos,
+                      text.substr(0, 4000));
+        CHECK(text.find("pkit_service_processes{service=\"s1\"} 0\n") != std::string::npos);
+        CHECK(text.find("pkit_service_processes{service=\"s2\"} 0\n") != std::string::npos);
+        CHECK(text.find("process_open_fds ") != std::string::npos);  // pkitd's own, read too
+    }
+    CHECK(loop.close() == 0);
+}
+
+TEST_CASE("metrics cache: destroyed while its pass runs, the pass's result is dropped") {
+    MixedGroup group;
+    TestLoop loop;
+    bool delivered = false;
+    {
+        MetricsCache cache(loop.get(), [&] {
+            MetricsSnapshot snap = snapshot_of(1, 1);
+            snap.groups = {group.pgid()};
+            return snap;
+        });
+        std::uint64_t ticket = 0;
+        CHECK_FALSE(cache.request([&](MetricsCache::Body) { delivered = true; }, ticket));
+    }
+    // The pass's items are cancelled or run to their end; either way libuv hands them
+    // back, and nothing is delivered to the scraper of a cache that is gone.
+    uv_run(loop.get(), UV_RUN_DEFAULT);
+    CHECK_FALSE(delivered);
+    CHECK(loop.close() == 0);
+}
+
 }  // namespace pkit::shell::http
