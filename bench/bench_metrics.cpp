@@ -6,7 +6,9 @@
 //     nanoseconds) across each scrape, median; and utime+stime (/proc/PID/stat, clock
 //     ticks) across each round divided by its scrapes, median of the rounds;
 //   - latency: connect until the server closed, median and p99;
-//   - the body's size and series count, checked to name every service.
+//   - the body's size and series count, checked to name every service;
+//   - the kernel's floor under the resources pass: a bare pass over /proc/*/stat from
+//     this program, once a round (pkitd splits its pass between two threads).
 // With --baseline PATH a second pkitd (e.g. a build from before a change) runs the
 // same tree at the same time, and the rounds alternate between the two, so both see
 // the same machine and the same /proc.
@@ -63,6 +65,33 @@ std::string scrape(int port, double timeout) {
     }
     ::close(fd);
     return response;
+}
+
+// The kernel's floor under a scrape's resources pass: one bare pass over /proc that
+// opens, reads and closes every /proc/PID/stat, as pkitd does for a process it keeps
+// no descriptor of, timed here with no pkitd involved (seconds). What it costs a
+// process grows with the number of processes (the kernel's caches), and pkitd's
+// pass can only follow it.
+double bare_proc_pass() {
+    const double begin = mono_seconds();
+    DIR* proc = ::opendir("/proc");
+    if (proc == nullptr) {
+        return NAN;
+    }
+    char buffer[1024];
+    while (const dirent* entry = ::readdir(proc)) {
+        if (entry->d_name[0] < '1' || entry->d_name[0] > '9') {
+            continue;
+        }
+        const std::string path = std::string(entry->d_name) + "/stat";
+        int fd = ::openat(::dirfd(proc), path.c_str(), O_RDONLY | O_CLOEXEC);
+        if (fd >= 0) {
+            (void)!::read(fd, buffer, sizeof buffer);
+            ::close(fd);
+        }
+    }
+    ::closedir(proc);
+    return mono_seconds() - begin;
 }
 
 struct Subject {
@@ -186,14 +215,18 @@ int main(int argc, char** argv) {
             return 0;
         }
     }
+    std::vector<double> floor;
     for (int r = 0; r < rounds; ++r) {
         for (auto& s : subjects) {
             round(*s, scrapes, services, spacing);
         }
+        floor.push_back(bare_proc_pass());
     }
     for (auto& s : subjects) {
         report(*s);
     }
+    print_row("the kernel's floor: a bare pass over /proc/*/stat",
+              format_number(median(floor) * 1e3, 2), "ms", "", "one thread, no pkitd", "");
     for (auto& s : subjects) {
         s->pkitd->stop();
     }
