@@ -30,6 +30,7 @@
 #include "config/loader.hpp"
 #include "config/model.hpp"
 #include "daemon/core/supervisor.hpp"
+#include "daemon/shell/cgroup/resources_pass.hpp"
 #include "daemon/shell/cgroup/run_cgroups.hpp"
 #include "daemon/shell/control/daemon_port.hpp"
 #include "daemon/shell/io/background_load.hpp"
@@ -106,8 +107,6 @@ public:
     const DaemonOptions& options() const { return m_options; }
     uv_loop_t* loop() const { return m_loop; }
     std::uint64_t orphans_reaped() const { return m_orphans; }
-    // The /proc/PID/stat fds kept between resource passes (status, /metrics).
-    ProcStatCache& proc_stats() { return m_proc_stats; }
     double uptime() const;
     bool shutting_down() const { return m_supervisor.shutting_down(); }
     // Each of `services`' cgroup, for a read of their resources off the loop
@@ -117,7 +116,7 @@ public:
 private:
     // --- DaemonPort: what the control room asks for --------------------------------
     proto::DaemonStatus daemon_status() const override;
-    std::vector<proto::Resources> resources(const std::vector<std::size_t>& services) override;
+    void read_resources(ResourcesDone done) override;
     std::optional<proto::ResourceLimitsInfo> resource_limits(std::size_t service) const override;
     void command(const std::function<void(core::Supervisor&, core::Now)>& act) override;
     void wake_at(core::TimePoint deadline) override;
@@ -326,7 +325,12 @@ private:
     std::vector<std::size_t> m_pipes_to_sweep;
     std::vector<Leftover> m_leftovers;
     std::uint64_t m_orphans = 0;
-    ProcStatCache m_proc_stats;
+    // `status --resources` (read_resources): the pass under way, those waiting for it
+    // and those that asked since (the next pass), and the passes' /proc/PID/stat fds.
+    std::shared_ptr<ResourcesPass::Caches> m_status_stats;
+    ResourcesPass* m_resources_pass = nullptr;
+    std::vector<ResourcesDone> m_resources_waiting;
+    void start_resources_pass();
     bool m_pumping = false;
     // Inside on_child, where a spawn waits for the next turn in m_spawns_due.
     bool m_reaping = false;

@@ -192,11 +192,53 @@ std::vector<RunCgroupRead> Daemon::run_cgroup_reads(
     return reads;
 }
 
-std::vector<proto::Resources> Daemon::resources(const std::vector<std::size_t>& services) {
-    // With cgroups a run is its cgroup: processes that left its group count, and its
-    // CPU time includes what exited processes used (read_run_resources).
-    return read_run_resources(run_groups(m_supervisor, services), run_cgroup_reads(services),
-                              m_proc_stats);
+void Daemon::read_resources(ResourcesDone done) {
+    m_resources_waiting.push_back(std::move(done));
+    if (m_resources_pass == nullptr) {
+        start_resources_pass();
+    }
+}
+
+void Daemon::start_resources_pass() {
+    // Every service's run, whichever a request named: the pass over /proc costs the same,
+    // and one pass answers every request waiting. With cgroups a run is its cgroup:
+    // processes that left its group count, and its CPU time includes what exited
+    // processes used (read_run_resources).
+    std::vector<std::size_t> all(m_supervisor.size());
+    for (std::size_t i = 0; i < all.size(); ++i) {
+        all[i] = i;
+    }
+    auto reading = std::make_shared<ResourcesReading>();
+    reading->names.reserve(all.size());
+    for (std::size_t i : all) {
+        reading->names.push_back(m_supervisor.service(i).name());
+    }
+    reading->groups = run_groups(m_supervisor, all);
+    auto waiting = std::make_shared<std::vector<ResourcesDone>>(std::move(m_resources_waiting));
+    m_resources_waiting.clear();
+    auto finish = [this, reading, waiting](std::vector<proto::Resources> used,
+                                           std::optional<OwnProcess>) {
+        m_resources_pass = nullptr;
+        reading->used = std::move(used);
+        for (const ResourcesDone& done : *waiting) {
+            try {
+                done(*reading);
+            } catch (...) {
+                // One failing reply must not keep the others from theirs.
+            }
+        }
+        if (!m_resources_waiting.empty()) {
+            start_resources_pass();  // those who asked while this pass ran
+        }
+    };
+    std::vector<RunCgroupRead> cgroups = run_cgroup_reads(all);
+    m_resources_pass =
+        ResourcesPass::start(m_loop, m_status_stats, reading->groups, cgroups, false, finish);
+    if (m_resources_pass == nullptr) {
+        // No pool to read on: read here, as the loop has to.
+        finish(read_run_resources(reading->groups, cgroups, *m_status_stats->front()),
+               std::nullopt);
+    }
 }
 
 bool Daemon::run_oom_killed(std::size_t service) const {

@@ -92,3 +92,44 @@ TEST_CASE("resources: a CPU-burning service shows cpu_seconds growing") {
         30s, "cpu_seconds growing", [&] { return std::to_string(later); });
     CHECK(pkitd.stop() == 0);
 }
+
+TEST_CASE(
+    "resources: status --resources from many clients at once: one pass serves those waiting, "
+    "the next those who asked while it ran") {
+    TempDir dir;
+    dir.service("web", sh_command("exec sleep 1000"));
+    dir.service("api", sh_command("exec sleep 1000"));
+    Daemon pkitd(dir);
+    pkitd.wait_ready();
+    Client first = pkitd.client();
+    wait_running(first, "web");
+    wait_running(first, "api");
+    // Sent without waiting for any reply: some are read while a pass runs and wait for
+    // the next; each reply names its own service, with that run's figures.
+    std::vector<Client> clients;
+    for (int k = 0; k < 8; ++k) {
+        clients.push_back(pkitd.client());
+    }
+    for (int k = 0; k < 8; ++k) {
+        const std::string name = k % 2 == 0 ? "web" : "api";
+        clients[k].send_raw(json({{"id", k}, {"cmd", "status"}, {"services", {name}},
+                                  {"resources", true}})
+                                .dump() +
+                            "\n");
+    }
+    CHECK(first.request({{"cmd", "ping"}}).value("ok", false));
+    const auto deadline = Clock::now() + 10s;
+    for (int k = 0; k < 8; ++k) {
+        auto line = clients[k].read_line(deadline);
+        REQUIRE_MESSAGE(line, "client " << k << " got no reply");
+        json reply = json::parse(*line);
+        REQUIRE_MESSAGE(reply.value("ok", false), reply.dump());
+        CHECK(reply["id"] == k);
+        const json& row = reply["result"]["services"][0];
+        CHECK(reply["result"]["services"].size() == 1);
+        CHECK(row["name"] == (k % 2 == 0 ? "web" : "api"));
+        CHECK_MESSAGE(row["resources"]["processes"] == 1, row.dump());
+        CHECK(row["resources"]["rss_bytes"].get<std::int64_t>() > 0);
+    }
+    CHECK(pkitd.stop() == 0);
+}

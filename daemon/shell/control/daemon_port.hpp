@@ -29,8 +29,19 @@ public:
     virtual core::Now now() const = 0;
     // pkitd's own row of `status` (and `ping`'s facts).
     virtual proto::DaemonStatus daemon_status() const = 0;
-    // The resources of each of `services`' process groups, in order (one /proc pass).
-    virtual std::vector<proto::Resources> resources(const std::vector<std::size_t>& services) = 0;
+    // A reading of every run's resources (SPEC §5), by service index as the Supervisor
+    // was when its pass began: each service's name, its run's process group (0: none)
+    // and what that run used (`used` empty when nothing could be read).
+    struct ResourcesReading {
+        std::vector<std::string> names;
+        std::vector<pid_t> groups;
+        std::vector<proto::Resources> used;
+    };
+    using ResourcesDone = std::function<void(const ResourcesReading&)>;
+    // Reads every run's resources off the loop (ResourcesPass, one /proc pass), in a pass
+    // that begins after this call; one pass serves every request waiting for it. `done`
+    // is called on the loop on a later turn, never after the daemon is gone.
+    virtual void read_resources(ResourcesDone done) = 0;
     // What became of `service`'s [resources] (SPEC §15), or null when it sets none or
     // they were not applied yet.
     virtual std::optional<proto::ResourceLimitsInfo> resource_limits(std::size_t service) const = 0;

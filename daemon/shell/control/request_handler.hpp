@@ -74,6 +74,10 @@ private:
 
     // request_handler_read.cpp
     void handle_status(ConnectionId connection, const proto::Request& request);
+    // The status reply with the rows as they are now, and, with `reading`, each run's
+    // resources from it (a run started since its pass shows none).
+    void reply_status(ConnectionId connection, const proto::Request& request,
+                      const DaemonPort::ResourcesReading* reading);
     void handle_logs(ConnectionId connection, const proto::Request& request);
     void handle_explain(ConnectionId connection, const proto::Request& request);
     // request_handler_command.cpp
@@ -131,6 +135,8 @@ private:
     std::vector<Pending> m_pending;
     std::vector<Follower> m_followers;
     std::vector<Wait> m_waits;
+    // Held by the replies that wait for a resources pass: gone with the handler.
+    std::shared_ptr<bool> m_alive = std::make_shared<bool>(true);
 };
 
 }  // namespace pkit::shell

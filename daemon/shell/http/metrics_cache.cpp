@@ -1,10 +1,5 @@
 #include "daemon/shell/http/metrics_cache.hpp"
 
-#include <algorithm>
-#include <atomic>
-
-#include "daemon/shell/cgroup/run_resources.hpp"
-
 namespace pkit::shell::http {
 
 namespace {
@@ -16,100 +11,15 @@ constexpr std::size_t k_metrics_chunk = 64 * 1024;
 
 }  // namespace
 
-// The pass's work and result; `owner` is null once the cache is gone, and then the
-// result is dropped when libuv hands it back. The pass is split in shares (ProcShare),
-// one work item a share; each item takes the next share not yet taken, so that a share
-// is read even when its own item never runs, and the one that ends the last share adds
-// them up.
-struct MetricsCache::Pass {
-    struct Work {
-        uv_work_t req{};
-        Pass* pass = nullptr;
-    };
-    MetricsCache* owner = nullptr;
-    MetricsSnapshot snapshot;
-    std::shared_ptr<StatCaches> stats;  // one a share
-    std::vector<GroupScan> scans;       // one a share
-    std::vector<Work> works;            // one a share; those queued
-    unsigned share_count = 0;           // set before any item is queued
-    std::atomic<unsigned> next_share{0};
-    std::atomic<unsigned> shares_left{0};
-    unsigned works_left = 0;  // queued items whose after_work has not run (loop thread)
-    std::vector<proto::Resources> resources;
-
-    // On a pool thread: reads shares until none is left.
-    void scan_shares() {
-        // `scans` is touched only for a share taken here: the last share's finish()
-        // moves it while another item may still be looking for one.
-        const unsigned count = share_count;
-        for (unsigned k = next_share++; k < count; k = next_share++) {
-            try {
-                scans[k] =
-                    scan_group_resources(snapshot.groups, *(*stats)[k], {k, count},
-                                         runs_have_cgroups(snapshot.groups, snapshot.cgroups));
-            } catch (...) {
-                scans[k] = {};  // out of memory: this share shows nothing
-            }
-            if (--shares_left == 0) {
-                finish();
-            }
-        }
-    }
-    // On the loop, once for each queued item: after the last, hands the result over.
-    void work_done() {
-        if (--works_left > 0) {
-            return;
-        }
-        std::unique_ptr<Pass> self(this);
-        MetricsCache* cache = owner;
-        if (cache == nullptr) {
-            return;
-        }
-        cache->m_pass = nullptr;
-        try {
-            for (std::size_t k = 0; k < snapshot.rows.size() && k < resources.size(); ++k) {
-                snapshot.rows[k].resources = resources[k];
-            }
-            cache->resources_read(std::move(snapshot));
-        } catch (...) {
-            // Never into libuv.
-        }
-    }
-    void finish() {
-        try {
-            resources = finish_run_resources(snapshot.groups, snapshot.cgroups, std::move(scans));
-            snapshot.own = read_own_process();
-        } catch (...) {
-            resources.clear();  // out of memory: the scrape shows no resources
-        }
-    }
-};
-
-namespace {
-
-std::shared_ptr<MetricsCache::StatCaches> stat_caches() {
-    const unsigned shares = std::clamp(uv_available_parallelism(), 1U, k_metrics_pass_threads);
-    auto caches = std::make_shared<MetricsCache::StatCaches>();
-    for (unsigned k = 0; k < shares; ++k) {
-        caches->push_back(std::make_unique<ProcStatCache>(k_metrics_stat_fds / shares));
-    }
-    return caches;
-}
-
-}  // namespace
-
 MetricsCache::MetricsCache(uv_loop_t* loop, std::function<MetricsSnapshot()> snapshot)
     : m_loop(loop),
       m_snapshot(std::move(snapshot)),
       m_next(loop, [this] { slice(); }),
-      m_stats(stat_caches()) {}
+      m_stats(ResourcesPass::make_caches(k_metrics_stat_fds)) {}
 
 MetricsCache::~MetricsCache() {
     if (m_pass != nullptr) {
-        m_pass->owner = nullptr;  // a running pass cannot be stopped: it is dropped
-        for (auto& work : m_pass->works) {
-            (void)uv_cancel(reinterpret_cast<uv_req_t*>(&work.req));
-        }
+        m_pass->abandon();  // a running pass cannot be stopped: its result is dropped
     }
 }
 
@@ -138,32 +48,24 @@ void MetricsCache::start_render() {
         resources_read(std::move(snapshot));
         return;
     }
-    auto pass = std::make_unique<Pass>();
-    pass->owner = this;
-    pass->snapshot = std::move(snapshot);
-    pass->stats = m_stats;
-    const std::size_t shares = m_stats->size();
-    pass->scans.resize(shares);
-    pass->works.resize(shares);
-    pass->share_count = static_cast<unsigned>(shares);
-    pass->shares_left = pass->share_count;
-    for (auto& work : pass->works) {
-        work.req.data = &work;
-        work.pass = pass.get();
-        int rc = uv_queue_work(
-            m_loop, &work.req,
-            [](uv_work_t* req) { static_cast<Pass::Work*>(req->data)->pass->scan_shares(); },
-            [](uv_work_t* req, int) { static_cast<Pass::Work*>(req->data)->pass->work_done(); });
-        if (rc != 0) {
-            break;  // the items queued read every share
+    std::vector<pid_t> groups = std::move(snapshot.groups);
+    std::vector<RunCgroupRead> cgroups = std::move(snapshot.cgroups);
+    // Shared, not copied: the rows of 10,000 services wait for the pass.
+    auto rest = std::make_shared<MetricsSnapshot>(std::move(snapshot));
+    auto done = [this, rest](std::vector<proto::Resources> resources,
+                             std::optional<OwnProcess> own) {
+        m_pass = nullptr;
+        for (std::size_t k = 0; k < rest->rows.size() && k < resources.size(); ++k) {
+            rest->rows[k].resources = resources[k];
         }
-        ++pass->works_left;
+        rest->own = std::move(own);
+        resources_read(std::move(*rest));
+    };
+    m_pass =
+        ResourcesPass::start(m_loop, m_stats, std::move(groups), std::move(cgroups), true, done);
+    if (m_pass == nullptr) {
+        done({}, std::nullopt);  // no pool: no resources this time
     }
-    if (pass->works_left == 0) {
-        resources_read(std::move(pass->snapshot));  // no pool: no resources this time
-        return;
-    }
-    m_pass = pass.release();
 }
 
 void MetricsCache::resources_read(MetricsSnapshot snapshot) {

@@ -4,7 +4,7 @@
 // one render and get identical bodies. Nothing of it holds the loop long, however
 // many services (and processes) there are: the services' values are copied on the
 // loop (snapshot_metrics, linear and cheap), the pass over /proc/*/stat for their
-// resources runs on libuv's thread pool (split among two of its threads, each share of
+// resources runs on libuv's thread pool (ResourcesPass: two of its threads, each share of
 // the processes read through a ProcStatCache of its own), and the text is rendered in
 // slices of at most k_metrics_slice_ns, one a turn of the loop, each writing what it
 // rendered to the body's memfd (Exposition) 64 KiB at a time.
@@ -19,9 +19,9 @@
 #include <string>
 #include <vector>
 
+#include "daemon/shell/cgroup/resources_pass.hpp"
 #include "daemon/shell/http/exposition.hpp"
 #include "daemon/shell/http/metrics.hpp"
-#include "daemon/shell/io/resources.hpp"
 #include "daemon/shell/uv_handle.hpp"
 
 namespace pkit::shell::http {
@@ -35,9 +35,6 @@ inline constexpr std::uint64_t k_metrics_slice_ns = 2'000'000;
 // The /proc/PID/stat fds the endpoint's pass keeps open between scrapes, besides the
 // Daemon's (ProcStatCache bounds both by the soft RLIMIT_NOFILE), shared by its shares.
 inline constexpr std::size_t k_metrics_stat_fds = 1024;
-// The pass is split among this many of libuv's pool threads at most (fewer when fewer
-// CPUs are available), leaving the rest of the pool to reloads and probes.
-inline constexpr unsigned k_metrics_pass_threads = 2;
 
 class MetricsCache {
 public:
@@ -63,9 +60,6 @@ public:
     // Renders begun since construction (for tests and figures).
     std::uint64_t renders() const { return m_renders; }
 
-    struct Pass;  // a /proc pass on the thread pool (metrics_cache.cpp)
-    using StatCaches = std::vector<std::unique_ptr<ProcStatCache>>;  // one a share
-
 private:
     void start_render();
     void resources_read(MetricsSnapshot snapshot);
@@ -74,11 +68,11 @@ private:
     uv_loop_t* m_loop;
     std::function<MetricsSnapshot()> m_snapshot;
     NextTurn m_next;
-    bool m_busy = false;                      // a render (its pass or its slices) under way
-    Pass* m_pass = nullptr;                   // owned by libuv until its after_work
-    std::shared_ptr<StatCaches> m_stats;      // used by one pass at a time
-    std::unique_ptr<MetricsRender> m_render;  // the slices under way, if any
-    std::shared_ptr<Exposition> m_writing;    // their text, written as they go
+    bool m_busy = false;                             // a render (its pass or its slices) under way
+    ResourcesPass* m_pass = nullptr;                 // frees itself once done
+    std::shared_ptr<ResourcesPass::Caches> m_stats;  // used by one pass at a time
+    std::unique_ptr<MetricsRender> m_render;         // the slices under way, if any
+    std::shared_ptr<Exposition> m_writing;           // their text, written as they go
     std::uint64_t m_render_started_ms = 0;
     Body m_body;  // the last finished exposition
     std::uint64_t m_body_taken_ms = 0;

@@ -1,5 +1,6 @@
 #include "tests/unit/shell/shell_test.hpp"
 
+#include <signal.h>
 #include <sys/stat.h>
 #include <sys/wait.h>
 #include <unistd.h>
@@ -124,6 +125,32 @@ int wait_for(pid_t pid) {
     } while (rc < 0 && errno == EINTR);
     REQUIRE(rc == pid);
     return status;
+}
+
+MixedGroup::MixedGroup() {
+    bool odd = false;
+    bool even = false;
+    while (!(odd && even) || m_pids.size() < 2) {
+        pid_t leader = m_pids.empty() ? 0 : m_pids.front();
+        pid_t pid = ::fork();
+        REQUIRE(pid >= 0);
+        if (pid == 0) {
+            ::setpgid(0, leader);
+            for (;;) {
+                ::pause();
+            }
+        }
+        ::setpgid(pid, leader == 0 ? pid : leader);  // both sides: no race
+        m_pids.push_back(pid);
+        (pid % 2 == 0 ? even : odd) = true;
+    }
+}
+
+MixedGroup::~MixedGroup() {
+    for (pid_t pid : m_pids) {
+        ::kill(pid, SIGKILL);
+        ::waitpid(pid, nullptr, 0);
+    }
 }
 
 }  // namespace pkit::shell::test

@@ -90,4 +90,20 @@ private:
 // Blocking waitpid for a child known to be ending; returns the raw status.
 int wait_for(pid_t pid);
 
+// A process group of paused children with pids of both parities (a resources pass on
+// two threads splits the pids odd and even), killed and reaped by the destructor.
+class MixedGroup {
+public:
+    MixedGroup();
+    ~MixedGroup();
+    MixedGroup(const MixedGroup&) = delete;
+    MixedGroup& operator=(const MixedGroup&) = delete;
+
+    pid_t pgid() const { return m_pids.front(); }
+    std::size_t size() const { return m_pids.size(); }
+
+private:
+    std::vector<pid_t> m_pids;
+};
+
 }  // namespace pkit::shell::test

@@ -3,10 +3,6 @@
 // resources pass, split among pool threads, counts every process of a group; a cache
 // destroyed while its pass runs drops the pass's result.
 
-#include <signal.h>
-#include <sys/wait.h>
-#include <unistd.h>
-
 #include "tests/unit/shell/shell_test.hpp"
 
 #include "daemon/shell/http/metrics_cache.hpp"
@@ -14,6 +10,7 @@
 namespace pkit::shell::http {
 namespace {
 
+using test::MixedGroup;
 using test::TestLoop;
 
 MetricsSnapshot snapshot_of(std::size_t services, int runs) {
@@ -69,44 +66,6 @@ TEST_CASE("metrics cache: scrapers asking together share one render and its body
     }
     CHECK(loop.close() == 0);
 }
-
-// A process group of paused children with pids of both parities (the pass's shares
-// are pid % 2 with two threads), killed and reaped by the destructor.
-class MixedGroup {
-public:
-    MixedGroup() {
-        bool odd = false;
-        bool even = false;
-        while (!(odd && even) || m_pids.size() < 2) {
-            pid_t leader = m_pids.empty() ? 0 : m_pids.front();
-            pid_t pid = fork();
-            REQUIRE(pid >= 0);
-            if (pid == 0) {
-                setpgid(0, leader);
-                for (;;) {
-                    pause();
-                }
-            }
-            setpgid(pid, leader == 0 ? pid : leader);  // both sides: no race
-            m_pids.push_back(pid);
-            (pid % 2 == 0 ? even : odd) = true;
-        }
-    }
-    ~MixedGroup() {
-        for (pid_t pid : m_pids) {
-            kill(pid, SIGKILL);
-            waitpid(pid, nullptr, 0);
-        }
-    }
-    MixedGroup(const MixedGroup&) = delete;
-    MixedGroup& operator=(const MixedGroup&) = delete;
-
-    pid_t pgid() const { return m_pids.front(); }
-    std::size_t size() const { return m_pids.size(); }
-
-private:
-    std::vector<pid_t> m_pids;
-};
 
 }  // namespace
 
