@@ -6,9 +6,11 @@
 #include <unistd.h>
 
 #include <cerrno>
+#include <chrono>
 #include <cstdio>
 #include <filesystem>
 #include <fstream>
+#include <thread>
 
 #include "daemon/shell/io/line_reader.hpp"
 #include "daemon/shell/uv_handle.hpp"
@@ -42,9 +44,18 @@ bool TestLoop::run_until(const std::function<bool()>& done, std::chrono::millise
 
 int TestLoop::close() {
     m_closed = true;
-    // Close callbacks of handles destroyed by the test run on the next iterations.
-    for (int i = 0; i < 4; ++i) {
+    // Close callbacks of handles destroyed by the test run on the next iterations, and
+    // a request the test gave up on while the pool ran it (a cancelled probe's stat)
+    // comes back once it ends: polled for up to 2 s. A handle the test leaked keeps
+    // the loop alive past that, and uv_loop_close() then fails as it should.
+    const auto deadline = std::chrono::steady_clock::now() + std::chrono::seconds(2);
+    for (int i = 0;
+         i < 4 || (uv_loop_alive(&m_loop) != 0 && std::chrono::steady_clock::now() < deadline);
+         ++i) {
         uv_run(&m_loop, UV_RUN_NOWAIT);
+        if (i >= 4) {
+            std::this_thread::sleep_for(std::chrono::milliseconds(1));
+        }
     }
     int rc = uv_loop_close(&m_loop);
     if (rc != 0) {
