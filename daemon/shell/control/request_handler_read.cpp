@@ -14,12 +14,12 @@
 namespace pkit::shell {
 
 void RequestHandler::handle_status(ConnectionId connection, const proto::Request& request) {
-    if (!targets(connection, request)) {
-        return;
-    }
     if (!request.resources) {
         reply_status(connection, request, nullptr);
         return;
+    }
+    if (!targets(connection, request)) {
+        return;  // an unknown name is answered at once, without a pass
     }
     // The pass over /proc (SPEC §5 resources) runs off the loop: 150 ms at 10,000
     // services, which no turn may hold. The reply is written when it is done, with the
