@@ -112,10 +112,9 @@ TEST_CASE(
     }
     for (int k = 0; k < 8; ++k) {
         const std::string name = k % 2 == 0 ? "web" : "api";
-        clients[k].send_raw(json({{"id", k}, {"cmd", "status"}, {"services", {name}},
-                                  {"resources", true}})
-                                .dump() +
-                            "\n");
+        clients[k].send_raw(
+            json({{"id", k}, {"cmd", "status"}, {"services", {name}}, {"resources", true}}).dump() +
+            "\n");
     }
     CHECK(first.request({{"cmd", "ping"}}).value("ok", false));
     const auto deadline = Clock::now() + 10s;
