@@ -80,10 +80,11 @@ public:
     LoadCache(const LoadCache&) = delete;
     LoadCache& operator=(const LoadCache&) = delete;
 
-    // What the last load did with the service files: how many it parsed, and how many
-    // it looked at (stat) to find them unchanged. The rest it knew unchanged from the
-    // services watch. For tests and figures.
+    // What the last load did with the service files: how many it listed, how many it
+    // parsed, and how many it looked at (stat) to find them unchanged. The rest it knew
+    // unchanged from the services watch. For pkitd's log, tests and figures.
     struct Work {
+        std::size_t files = 0;
         std::size_t parsed = 0;
         std::size_t checked = 0;
     };
