@@ -200,7 +200,10 @@ int run(const Options& options, pkit::shell::SystemdEnvironment systemd) {
     if (options.check) {
         load_options.warnings = &warnings;
     }
-    auto tree = pkit::config::load_tree(dir, load_options);
+    // The files' parses are kept for the first reload, which would otherwise parse every
+    // file again to apply one (at 10,000 services 200 ms instead of 30).
+    auto load_cache = options.check ? nullptr : std::make_shared<pkit::config::LoadCache>();
+    auto tree = pkit::config::load_tree(dir, load_options, load_cache.get());
     for (const auto& warning : warnings) {
         std::cerr << warning.to_string() << '\n';
     }
@@ -229,7 +232,7 @@ int run(const Options& options, pkit::shell::SystemdEnvironment systemd) {
     daemon_options.log_format =
         options.log_format == "json" ? pkit::shell::LogFormat::json : pkit::shell::LogFormat::text;
     daemon_options.systemd = std::move(systemd);
-    daemon_options.load_cache = std::make_shared<pkit::config::LoadCache>();
+    daemon_options.load_cache = std::move(load_cache);
     daemon_options.binary = running_binary();
     std::optional<pkit::core::Supervisor> resumed;
     if (options.resume_fd >= 0) {
@@ -244,8 +247,12 @@ int run(const Options& options, pkit::shell::SystemdEnvironment systemd) {
             std::cerr << "pkitd: cannot resume from the state the previous pkitd handed over: "
                       << prepared.error()
                       << "; ending the runs it left and starting every service afresh\n";
+            // A cache afresh first: the old one closes its watch's descriptor itself, and
+            // an empty one holds none.
+            daemon_options.load_cache = std::make_shared<pkit::config::LoadCache>();
             close_inherited();
-            tree = pkit::config::load_tree(dir, pkit::config::default_load_options());
+            tree = pkit::config::load_tree(dir, pkit::config::default_load_options(),
+                                           daemon_options.load_cache.get());
             if (!tree) {
                 return configuration_errors(dir, tree.error());
             }

@@ -61,6 +61,12 @@ void Daemon::start_reload(std::vector<ReloadDone> waiting) {
 }
 
 void Daemon::finish_reload(config::LoadResult tree, const std::vector<ReloadDone>& waiting) {
+    if (tree && m_options.load_cache) {
+        // What the read cost: the files parsed again, the rest known unchanged.
+        const config::LoadCache::Work work = m_options.load_cache->last_work();
+        log("info", "reload: " + std::to_string(work.parsed) + " of " +
+                        std::to_string(work.files) + " service files read again");
+    }
     ReloadResult result;
     try {
         result = apply_reload(std::move(tree));

@@ -2,6 +2,8 @@
 // fresh counters, unchanged ones are not touched; an invalid tree changes nothing.
 
 #include <signal.h>
+#include <sys/stat.h>
+#include <time.h>
 
 #include <algorithm>
 
@@ -89,5 +91,35 @@ TEST_CASE("reload of an invalid tree changes nothing and reports the errors") {
     CHECK(after["pid"] == before["pid"]);
     CHECK(after["run"] == 1);
     CHECK(run_ctl({"--socket", pkitd.socket(), "reload"}).exit_code == 1);
+    CHECK(pkitd.stop() == 0);
+}
+
+TEST_CASE("the first reload after start reads only the files that changed") {
+    TempDir dir;
+    for (int i = 0; i < 20; ++i) {
+        dir.service("svc" + std::to_string(i), sh_command("exec sleep 1000"));
+    }
+    // A file is trusted unchanged only when its ctime was a little older than the load
+    // that read it (k_racy_seconds): pkitd starts once that has passed.
+    const std::string newest = (dir.path() / "services" / "svc19.toml").string();
+    wait_for(
+        [&] {
+            struct stat info {};
+            timespec now{};
+            ::clock_gettime(CLOCK_REALTIME, &now);
+            return ::stat(newest.c_str(), &info) == 0 && now.tv_sec - info.st_ctim.tv_sec >= 3;
+        },
+        10s, "the service files are 3 s old");
+    Daemon pkitd(dir);
+    pkitd.wait_ready();
+    Client client = pkitd.client();
+    wait_status(client, "svc0", state_is("running"), 5s, "running");
+
+    dir.service("svc7", sh_command("exec sleep 1001"));
+    json changed = reload(client);
+    CHECK(changed["changed"] == json::array({"svc7"}));
+    wait_for([&] { return pkitd.log().find("reload: 1 of 20 service files read again") !=
+                          std::string::npos; },
+             5s, "the log of a reload that read one file", [&] { return pkitd.log(); });
     CHECK(pkitd.stop() == 0);
 }
