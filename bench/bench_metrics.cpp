@@ -36,37 +36,6 @@ long long run_nanoseconds(pid_t pid) {
     return text.empty() ? -1 : std::strtoll(text.c_str(), nullptr, 10);
 }
 
-// One `GET /metrics` on a connection of its own: the whole response, or "" on failure.
-std::string scrape(int port, double timeout) {
-    int fd = ::socket(AF_INET, SOCK_STREAM | SOCK_CLOEXEC, 0);
-    sockaddr_in addr{};
-    addr.sin_family = AF_INET;
-    addr.sin_addr.s_addr = htonl(INADDR_LOOPBACK);
-    addr.sin_port = htons(static_cast<uint16_t>(port));
-    std::string response;
-    if (::connect(fd, reinterpret_cast<sockaddr*>(&addr), sizeof addr) == 0) {
-        const char request[] = "GET /metrics HTTP/1.0\r\nHost: bench\r\n\r\n";
-        if (::send(fd, request, sizeof request - 1, MSG_NOSIGNAL) ==
-            static_cast<ssize_t>(sizeof request - 1)) {
-            double until = mono_seconds() + timeout;
-            char buffer[65536];
-            pollfd p{fd, POLLIN, 0};
-            while (mono_seconds() < until && ::poll(&p, 1, 100) >= 0) {
-                if ((p.revents & (POLLIN | POLLHUP | POLLERR)) == 0) {
-                    continue;
-                }
-                ssize_t n = ::recv(fd, buffer, sizeof buffer, 0);
-                if (n <= 0) {
-                    break;
-                }
-                response.append(buffer, static_cast<std::size_t>(n));
-            }
-        }
-    }
-    ::close(fd);
-    return response;
-}
-
 // The kernel's floor under a scrape's resources pass: one bare pass over /proc that
 // opens, reads and closes every /proc/PID/stat, as pkitd does for a process it keeps
 // no descriptor of, timed here with no pkitd involved (seconds). What it costs a
@@ -142,7 +111,7 @@ void round(Subject& s, int scrapes, std::size_t services, double spacing) {
         }
         long long before = run_nanoseconds(pid);
         double begin = mono_seconds();
-        std::string response = scrape(s.port, 10.0);
+        std::string response = http_get(s.port, "/metrics", 10.0);
         double took = mono_seconds() - begin;
         long long after = run_nanoseconds(pid);
         std::size_t body = response.find("\r\n\r\n");

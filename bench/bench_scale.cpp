@@ -10,11 +10,14 @@
 //   - shutdown: from SIGTERM until pkitd has exited with every service stopped.
 //
 // With --growth FROM,TO (e.g. 1000,10000) it measures instead how each cost grows with
-// the number of services, at both sizes, with the ratio TO/FROM beside it:
+// the number of services, at both sizes, with the ratio TO/FROM beside it. The two
+// pkitds run side by side and the requests alternate between them, so that the
+// machine's drift falls on both sizes alike (see measure_sizes for what reads /proc):
 //   - `pkitctl status` and `pkitctl --json status` (wall time, --calls/20 runs each);
+//   - `GET /metrics`, 2 × --calls/20 scrapes 1.1 s apart (a render each);
 //   - a `reload` with nothing changed (its round trip);
 //   - one file of the tree changed, then SIGHUP, until its service's new run has started
-//     (read from the events stream);
+//     (read from the events stream), and apart the first such reload after start-up;
 //   - SIGTERM until pkitd has exited, with `sleep` services (which stop at once), and
 //     again with services that ignore their stop signal, so that each takes its 1 s
 //     stop timeout: the slowest service's stop, which the whole shutdown should not
@@ -177,6 +180,9 @@ struct SizeFigures {
     std::vector<double> ctl_table;
     std::vector<double> ctl_json;
     std::size_t json_bytes = 0;
+    std::vector<double> metrics;  // one scrape per render
+    std::size_t metrics_bytes = 0;
+    double first_reload = NAN;  // the first after start-up, one file changed
     std::vector<double> reload_unchanged;
     std::vector<double> reload_one_file;
     double shutdown = NAN;       // services that stop at SIGTERM
@@ -261,6 +267,10 @@ std::unique_ptr<Pkitd> running_pkitd(const std::string& binary, const TempDir& d
                                      std::size_t services, const std::string& command,
                                      const std::string& extra) {
     write_tree(dir, services, command, extra);
+    // pkitd keeps the start-up read of a file for the first reload only when the file's
+    // ctime is over 2 s older than the read (pkitd(8), RELOAD): files as old as an
+    // operator's usually are.
+    sleep_seconds(3.0);
     auto pkitd = std::make_unique<Pkitd>(binary, dir.path());
     if (!pkitd->start() || !wait_processes(dir.path(), services - services / 100 + 1, 300.0)) {
         return nullptr;
@@ -296,63 +306,151 @@ std::unique_ptr<Pkitd> running_pkitd(const std::string& binary, const TempDir& d
     return pkitd;
 }
 
-SizeFigures measure_size(const std::string& binary, const std::string& pkitctl,
-                         std::size_t services, int runs) {
+// One size's pkitd (its tree serving /metrics on a port of its own), its connections,
+// and its figures.
+struct Subject {
+    explicit Subject(std::size_t n) : services(n) {}
+    std::size_t services;
+    TempDir dir{"pkit-bench-growth"};
+    LastGone fifo{dir};
+    int port = free_port();
+    std::unique_ptr<Pkitd> pkitd;
+    Client client;
+    Client events;
+    int generation = 0;  // of the changed file's command
     SizeFigures f;
-    {
-        TempDir dir("pkit-bench-growth");
-        LastGone fifo(dir);
-        auto pkitd = running_pkitd(binary, dir, services, fifo.command(), "");
-        if (!pkitd) {
-            return f;
-        }
-        for (int i = 0; i < runs && !pkitctl.empty(); ++i) {
-            if (auto t = time_pkitctl(pkitctl, pkitd->socket_path(), false, dir.file("ctl.out"))) {
-                f.ctl_table.push_back(*t);
-            }
-            if (auto t = time_pkitctl(pkitctl, pkitd->socket_path(), true, dir.file("ctl.out"))) {
-                f.ctl_json.push_back(*t);
-                f.json_bytes = read_text(dir.file("ctl.out")).size();
-            }
-        }
-        Client client;
-        Client events;
-        if (pkitd->connect(client) && pkitd->connect(events) &&
-            events.request(R"({"id":2,"cmd":"events"})")) {
-            for (int i = 0; i < runs; ++i) {
-                double begin = mono_seconds();
-                json reply = client.request_json(R"({"id":1,"cmd":"reload"})", 60.0);
-                if (reply.is_object() && reply.value("ok", false)) {
-                    f.reload_unchanged.push_back(mono_seconds() - begin);
-                }
-            }
-            // Each round gives the first service a new command; its new run is the
-            // reload in effect. The file is rewritten before the clock starts.
-            const std::string changed = service_name(0);
-            for (int i = 0; i < runs; ++i) {
-                dir.write("services/" + changed + ".toml",
-                          "command = [\"/bin/sleep\", \"" + std::to_string(2000 + i) + "\"]\n");
-                double begin = mono_seconds();
-                ::kill(pkitd->pid(), SIGHUP);
-                if (wait_event(events, "started", changed, 60.0)) {
-                    f.reload_one_file.push_back(mono_seconds() - begin);
-                }
-            }
-        }
-        std::tie(f.shutdown, f.gone) = timed_shutdown(*pkitd, fifo);
+};
+
+bool start_subject(Subject& s, const std::string& binary) {
+    s.dir.write("pkitd.toml", "[http]\nlisten = \"127.0.0.1:" + std::to_string(s.port) + "\"\n");
+    s.pkitd = running_pkitd(binary, s.dir, s.services, s.fifo.command(), "");
+    return s.pkitd && s.pkitd->connect(s.client) && s.pkitd->connect(s.events) &&
+           s.events.request(R"({"id":2,"cmd":"events"})");
+}
+
+void add(std::vector<double>& figures, std::optional<double> seconds) {
+    if (seconds) {
+        figures.push_back(*seconds);
     }
-    f.floor = bare_floor(services);
-    {
-        // SIGWINCH is ignored by sleep(1): each stop lasts its 1 s timeout, then SIGKILL.
-        TempDir dir("pkit-bench-growth");
-        LastGone fifo(dir);
-        auto pkitd = running_pkitd(binary, dir, services, fifo.command(),
-                                   "[stop]\nsignal = \"SIGWINCH\"\ntimeout = \"1s\"\n");
-        if (pkitd) {
-            std::tie(f.shutdown_slow, f.gone_slow) = timed_shutdown(*pkitd, fifo);
+}
+
+// The first service's file given a new command, then SIGHUP, until its new run has
+// started (from the events stream); the file is rewritten before the clock starts.
+std::optional<double> one_file_reload(Subject& s) {
+    const std::string changed = service_name(0);
+    s.dir.write("services/" + changed + ".toml",
+                "command = [\"/bin/sleep\", \"" + std::to_string(2000 + s.generation++) + "\"]\n");
+    double begin = mono_seconds();
+    ::kill(s.pkitd->pid(), SIGHUP);
+    if (!wait_event(s.events, "started", changed, 60.0)) {
+        return std::nullopt;
+    }
+    return mono_seconds() - begin;
+}
+
+std::optional<double> reload_round_trip(Subject& s) {
+    double begin = mono_seconds();
+    json reply = s.client.request_json(R"({"id":1,"cmd":"reload"})", 60.0);
+    if (!reply.is_object() || !reply.value("ok", false)) {
+        return std::nullopt;
+    }
+    return mono_seconds() - begin;
+}
+
+// `scrapes` scrapes 1.1 s apart, past the 1 s for which pkitd serves a finished body
+// again: each one measures a render.
+void scrape_metrics(Subject& s, int scrapes) {
+    for (int i = 0; i < scrapes; ++i) {
+        sleep_seconds(1.1);
+        double begin = mono_seconds();
+        std::string response = http_get(s.port, "/metrics", 10.0);
+        double took = mono_seconds() - begin;
+        if (response.starts_with("HTTP/1.") && response.find(" 200 ") != std::string::npos &&
+            response.find("service=\"" + service_name(s.services - 1) + "\"") !=
+                std::string::npos) {
+            s.f.metrics.push_back(took);
+            s.f.metrics_bytes = response.size();
         }
     }
-    return f;
+}
+
+// The same tree with services that ignore their stop signal: SIGTERM until pkitd's
+// exit, and until the last service was gone.
+std::pair<double, double> slow_shutdown(const std::string& binary, std::size_t services) {
+    // SIGWINCH is ignored by sleep(1): each stop lasts its 1 s timeout, then SIGKILL.
+    TempDir dir("pkit-bench-growth");
+    LastGone fifo(dir);
+    auto pkitd = running_pkitd(binary, dir, services, fifo.command(),
+                               "[stop]\nsignal = \"SIGWINCH\"\ntimeout = \"1s\"\n");
+    if (!pkitd) {
+        return {NAN, NAN};
+    }
+    return timed_shutdown(*pkitd, fifo);
+}
+
+// Both sizes' figures, taken so that the machine's drift falls on both alike: the
+// requests alternate between two pkitds running side by side. What reads /proc is the
+// exception, since every process on the machine is in it: the smaller pkitd's scrapes
+// run before the larger one starts, the larger one's with the smaller one's processes
+// still there, and the larger one shuts down first. Where that leaves a difference, it
+// is against the larger size.
+std::pair<SizeFigures, SizeFigures> measure_sizes(const std::string& binary,
+                                                  const std::string& pkitctl, std::size_t from,
+                                                  std::size_t to, int runs) {
+    auto small = std::make_unique<Subject>(from);
+    auto large = std::make_unique<Subject>(to);
+    const int scrapes = 2 * runs;
+    if (start_subject(*small, binary)) {
+        small->f.first_reload = one_file_reload(*small).value_or(NAN);
+        scrape_metrics(*small, scrapes);
+    } else {
+        print_note("the pkitd of " + std::to_string(from) + " services did not start");
+    }
+    if (start_subject(*large, binary)) {
+        large->f.first_reload = one_file_reload(*large).value_or(NAN);
+    } else {
+        print_note("the pkitd of " + std::to_string(to) + " services did not start");
+    }
+    std::vector<Subject*> both;
+    for (Subject* s : {small.get(), large.get()}) {
+        if (s->pkitd) {
+            both.push_back(s);
+        }
+    }
+    for (int i = 0; i < runs && !pkitctl.empty(); ++i) {
+        for (Subject* s : both) {
+            const std::string out = s->dir.file("ctl.out");
+            add(s->f.ctl_table, time_pkitctl(pkitctl, s->pkitd->socket_path(), false, out));
+            add(s->f.ctl_json, time_pkitctl(pkitctl, s->pkitd->socket_path(), true, out));
+            s->f.json_bytes = read_text(out).size();
+        }
+    }
+    for (int i = 0; i < runs; ++i) {
+        for (Subject* s : both) {
+            add(s->f.reload_unchanged, reload_round_trip(*s));
+        }
+    }
+    for (int i = 0; i < runs; ++i) {
+        for (Subject* s : both) {
+            add(s->f.reload_one_file, one_file_reload(*s));
+        }
+    }
+    if (large->pkitd) {
+        scrape_metrics(*large, scrapes);
+    }
+    for (Subject* s : {large.get(), small.get()}) {
+        if (s->pkitd) {
+            std::tie(s->f.shutdown, s->f.gone) = timed_shutdown(*s->pkitd, s->fifo);
+        }
+    }
+    std::pair<SizeFigures, SizeFigures> figures{std::move(small->f), std::move(large->f)};
+    small.reset();
+    large.reset();
+    figures.first.floor = bare_floor(from);
+    figures.second.floor = bare_floor(to);
+    std::tie(figures.first.shutdown_slow, figures.first.gone_slow) = slow_shutdown(binary, from);
+    std::tie(figures.second.shutdown_slow, figures.second.gone_slow) = slow_shutdown(binary, to);
+    return figures;
 }
 
 // One figure at both sizes: the medians, their ratio, held against the growth goal
@@ -389,18 +487,24 @@ int growth(const std::string& binary, const std::string& pkitctl, std::size_t fr
     }
     print_header("growth from " + std::to_string(from) + " to " + std::to_string(to) +
                  " `sleep 1000` services (" + std::to_string(runs) + " runs of each)");
-    SizeFigures small = measure_size(binary, pkitctl, from, runs);
-    SizeFigures large = measure_size(binary, pkitctl, to, runs);
+    auto [small, large] = measure_sizes(binary, pkitctl, from, to, runs);
     growth_row("pkitctl status", small.ctl_table, large.ctl_table, 12, 150);
     growth_row("pkitctl --json status", small.ctl_json, large.ctl_json, 12, 0);
     print_row("  --json status output",
               format_number(small.json_bytes / 1024.0, 0) + " -> " +
                   format_number(large.json_bytes / 1024.0, 0),
               "KiB", "", "", "");
+    growth_row("/metrics, a render each", small.metrics, large.metrics, 12, 300);
+    print_row("  /metrics response",
+              format_number(small.metrics_bytes / 1024.0, 0) + " -> " +
+                  format_number(large.metrics_bytes / 1024.0, 0),
+              "KiB", "", "", "");
     growth_row("reload, nothing changed (round trip)", small.reload_unchanged,
                large.reload_unchanged, 12, 0);
     growth_row("SIGHUP, one file changed, until in effect", small.reload_one_file,
                large.reload_one_file, 12, 100);
+    growth_row("  ... the first reload after start-up", {small.first_reload},
+               {large.first_reload}, 12, 100);
     growth_row("SIGTERM until exit (services stop at once)", {small.shutdown}, {large.shutdown}, 12,
                0);
     growth_row("  ... until the last service was gone", {small.gone}, {large.gone}, 12, 0);

@@ -169,6 +169,38 @@ inline int free_port() {
     return ntohs(addr.sin_port);
 }
 
+// One `GET PATH` (HTTP/1.0) to 127.0.0.1:PORT on a connection of its own: the whole
+// response, or "" on failure.
+inline std::string http_get(int port, const std::string& path, double timeout) {
+    int fd = ::socket(AF_INET, SOCK_STREAM | SOCK_CLOEXEC, 0);
+    sockaddr_in addr{};
+    addr.sin_family = AF_INET;
+    addr.sin_addr.s_addr = htonl(INADDR_LOOPBACK);
+    addr.sin_port = htons(static_cast<uint16_t>(port));
+    std::string response;
+    if (::connect(fd, reinterpret_cast<sockaddr*>(&addr), sizeof addr) == 0) {
+        const std::string request = "GET " + path + " HTTP/1.0\r\nHost: bench\r\n\r\n";
+        if (::send(fd, request.data(), request.size(), MSG_NOSIGNAL) ==
+            static_cast<ssize_t>(request.size())) {
+            double until = mono_seconds() + timeout;
+            char buffer[65536];
+            pollfd p{fd, POLLIN, 0};
+            while (mono_seconds() < until && ::poll(&p, 1, 100) >= 0) {
+                if ((p.revents & (POLLIN | POLLHUP | POLLERR)) == 0) {
+                    continue;
+                }
+                ssize_t n = ::recv(fd, buffer, sizeof buffer, 0);
+                if (n <= 0) {
+                    break;
+                }
+                response.append(buffer, static_cast<std::size_t>(n));
+            }
+        }
+    }
+    ::close(fd);
+    return response;
+}
+
 // The number of a service in a tree of many: zero-padded so that name order is
 // numeric order.
 inline std::string service_name(std::size_t i) {
