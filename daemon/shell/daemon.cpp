@@ -324,15 +324,18 @@ void Daemon::emit(const core::Event& event) {
         facts = end_facts(m_supervisor.service(*index));
     }
     const std::string message = event_text(event, facts ? &*facts : nullptr);
+    // Batched with the turn's other lines: a shutdown of 10,000 services emits 10,000
+    // events, and a write(2) each was a fifth of what pkitd did after the last exit.
+    // A line that log() writes meanwhile goes after them (OutputWriter keeps the order).
     if (m_options.log_format == LogFormat::json) {
         proto::json line = event_json(event);
         line["level"] = "info";
         line["msg"] = message;
         std::string text = proto::to_line(line);
         text.pop_back();
-        m_stderr.write_line(text);
+        m_stderr.batch_line({text});
     } else {
-        m_stderr.write_line("pkitd: " + message);
+        m_stderr.batch_line({"pkitd: ", message});
     }
     if (m_control) {
         m_control->publish(event);

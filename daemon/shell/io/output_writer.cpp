@@ -98,6 +98,12 @@ void OutputWriter::write_line(std::string_view line) {
         drop_line();
         return;
     }
+    if (!m_watched && queued_bytes() > 0) {
+        if (enqueue({line})) {
+            flush_some();  // the turn's batch first, then this line
+        }
+        return;
+    }
     if (!m_watched) {
         write_direct(line);
         return;

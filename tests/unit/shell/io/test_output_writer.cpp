@@ -172,6 +172,13 @@ TEST_CASE("a regular file is written directly") {
             CHECK(writer.flush_blocking());
             CHECK(log.text() == "a | one\na | two\n");
         }
+        SUBCASE("write_line after batch_line: the batch first, then the line, at once") {
+            writer.batch_line({"pkitd: ", "svc stopped"});
+            CHECK(log.text().empty());  // not yet: at the turn's end
+            writer.write_line("pkitd: error: something");
+            CHECK(writer.queued_bytes() == 0);
+            CHECK(log.text() == "pkitd: svc stopped\npkitd: error: something\n");
+        }
     }
     CHECK(loop.close() == 0);
 }
