@@ -22,6 +22,8 @@
 #include <sys/resource.h>
 #include <sys/socket.h>
 
+#include <map>
+
 #include "bench/bench_util.hpp"
 
 namespace {
@@ -51,10 +53,16 @@ int connect_to(int port, int rcvbuf = 0) {
 
 // One `GET path` on a fresh connection within `timeout` seconds: the seconds it took,
 // or nullopt (a timeout or a failure).
-std::optional<double> timed_get(int port, const std::string& path, double timeout) {
+// `why`, when given, gets what went wrong when no 200 came: a timeout (before or after
+// the request went), or the connection closed (reset) before a reply.
+std::optional<double> timed_get(int port, const std::string& path, double timeout,
+                                std::string* why = nullptr) {
     double begin = mono_seconds();
     int fd = connect_to(port);
     if (fd < 0) {
+        if (why != nullptr) {
+            *why = "no socket";
+        }
         return std::nullopt;
     }
     std::string request = "GET " + path + " HTTP/1.1\r\nHost: b\r\nConnection: close\r\n\r\n";
@@ -77,12 +85,20 @@ std::optional<double> timed_get(int port, const std::string& path, double timeou
         }
         ssize_t n = ::recv(fd, buffer, sizeof buffer, 0);
         if (n <= 0) {
+            if (why != nullptr && reply.empty()) {
+                *why = n == 0 ? "closed before a reply"
+                              : std::string("reset before a reply: ") + std::strerror(errno);
+            }
             break;
         }
         reply.append(buffer, static_cast<std::size_t>(n));
     }
     ::close(fd);
     if (reply.rfind("HTTP/1.1 200", 0) != 0) {
+        if (why != nullptr && why->empty()) {
+            *why = !sent ? "timed out connecting" : reply.empty() ? "timed out, request sent"
+                                                                  : "no 200";
+        }
         return std::nullopt;
     }
     return mono_seconds() - begin;
@@ -282,14 +298,17 @@ int main(int argc, char** argv) {
 
     std::vector<double> probe;
     long probe_timeouts = 0;
+    std::map<std::string, long> probe_failures;  // by what went wrong
     long rss_max = rss_before;
     std::thread probe_thread([&] {
         while (!stop) {
             double begin = mono_seconds();
-            if (auto took = timed_get(port, "/healthz", 1.0)) {
+            std::string why;
+            if (auto took = timed_get(port, "/healthz", 1.0, &why)) {
                 probe.push_back(*took);
             } else {
                 ++probe_timeouts;
+                ++probe_failures[why];
             }
             rss_max = std::max(rss_max, rss_kb(pkitd.pid()));
             sleep_seconds(std::max(0.0, 0.1 - (mono_seconds() - begin)));
@@ -325,6 +344,9 @@ int main(int argc, char** argv) {
                   ? "meets"
                   : "misses");
     print_note("probe: " + latency_summary(probe, probe_timeouts));
+    for (const auto& [why, count] : probe_failures) {
+        print_note("probe failures: " + std::to_string(count) + " " + why);
+    }
     print_row("pkitctl status", format_number(percentile(status, 0.99) * 1e3, 2), "ms p99",
               attack == "scrapers" ? "<= 50 ms" : "", std::to_string(status_failures) + " failed",
               attack != "scrapers"                ? ""

@@ -196,6 +196,27 @@ TEST_CASE(
     CHECK(pkitd.stop() == 0);
 }
 
+TEST_CASE("http limits: a connection is handed to pkitd with its request, not before") {
+    TempDir dir;
+    int port = with_http(dir);
+    Daemon pkitd(dir);
+    pkitd.wait_ready();
+    const pid_t pid = pkitd.target_pid();
+    // Connected first, silent: with TCP_DEFER_ACCEPT the kernel keeps it until its
+    // bytes come, so it takes no slot and cannot be evicted before its request.
+    HttpConnection silent(port);
+    // Served after it: were the silent one in the accept queue, pkitd would have
+    // accepted it first.
+    CHECK(http_get(port, "/healthz").status == 200);
+    CHECK_FALSE(holds_peer_of(pid, silent.fd()));
+    REQUIRE(silent.send("GET /healthz HTTP/1.1\r\nHost: x\r\n\r\n"));
+    auto reply = silent.read_reply(5s);
+    REQUIRE(reply);
+    CHECK(reply->status == 200);
+    CHECK(holds_peer_of(pid, silent.fd()));
+    CHECK(pkitd.stop() == 0);
+}
+
 TEST_CASE(
     "http limits: a client that pipelines scrapes and never reads is held at the output bound, "
     "then closed") {
