@@ -12,6 +12,7 @@
 #include <cerrno>
 #include <cstring>
 #include <limits>
+#include <vector>
 
 namespace pkit::shell {
 
@@ -24,32 +25,85 @@ constexpr std::size_t k_read_buffer_size = 64 * 1024;
 constexpr int k_reads_per_turn = 32;
 
 // How long the readers of a thread may go on delivering lines in one turn of the loop,
-// all of them together, checked after each line: what a line costs its consumer
-// (output_matches above all, up to a few ms for a line) must not add up to a loop held
-// for tens of ms. What is read but not delivered by then is kept and delivered at the
-// next turn. A drain, at a run's exit, may go on until 10 ms into the turn: the lines
-// it delivers judge the run.
+// all of them together, checked before each line (the turn's first goes whatever it
+// costs): what a line costs its consumer (output_matches above all, up to a few ms for
+// a line) must not add up to a loop held for tens of ms. What is read but not
+// delivered by then is kept and delivered at the next turn. A drain, at a run's exit,
+// may go on until 10 ms into the turn, and delivers one line at least: the lines it
+// delivers judge the run.
 constexpr std::uint64_t k_turn_budget_ns = 5'000'000;
 constexpr std::uint64_t k_drain_budget_ns = 10'000'000;
 
-// When the current turn of `loop` began delivering lines (uv_hrtime()): the first
-// reader's callback of a turn starts the clock, and every later one in the same turn
-// shares it. libuv sets uv_now() once a turn; two turns within the same millisecond
-// share a clock, which only makes the second one's budget smaller. A clock older than
-// any budget belongs to no callback of this turn (a drain called while the loop does
-// not run, say) and starts again.
-std::uint64_t turn_began(uv_loop_t* loop) {
-    struct TurnClock {
-        std::uint64_t turn = ~std::uint64_t{0};
-        std::uint64_t began = 0;
-    };
-    thread_local TurnClock clock;
-    const std::uint64_t turn = uv_now(loop);
-    const std::uint64_t now = uv_hrtime();
-    if (clock.turn != turn || now - clock.began > 2 * k_drain_budget_ns) {
-        clock = {turn, now};
+// The turns of each loop that has readers, counted by a check handle: its callback runs
+// after each poll phase, so a turn is one iteration of the loop, from the idle phase
+// (where a backlog resumes) through the poll callbacks. uv_now() alone would not do:
+// libuv sets it again after epoll returns, and a backlog delivered in the idle phase
+// and a poll callback after it would each have had a budget of their own. Unreferenced,
+// the handle keeps no loop alive; the readers hold it, and the last one closes it.
+struct TurnCounter {
+    uv_check_t check{};
+    std::uint64_t turn = 0;
+    std::size_t readers = 0;
+};
+
+std::vector<std::pair<uv_loop_t*, TurnCounter*>>& turn_counters() {
+    thread_local std::vector<std::pair<uv_loop_t*, TurnCounter*>> counters;
+    return counters;
+}
+
+void hold_turn_counter(uv_loop_t* loop) {
+    auto& counters = turn_counters();
+    auto it = std::ranges::find(counters, loop, &std::pair<uv_loop_t*, TurnCounter*>::first);
+    if (it == counters.end()) {
+        auto* counter = new TurnCounter;
+        uv_check_init(loop, &counter->check);  // cannot fail on Unix
+        counter->check.data = counter;
+        uv_check_start(&counter->check,
+                       [](uv_check_t* handle) { ++static_cast<TurnCounter*>(handle->data)->turn; });
+        uv_unref(reinterpret_cast<uv_handle_t*>(&counter->check));
+        counters.emplace_back(loop, counter);
+        it = counters.end() - 1;
     }
-    return clock.began;
+    ++it->second->readers;
+}
+
+void release_turn_counter(uv_loop_t* loop) {
+    auto& counters = turn_counters();
+    auto it = std::ranges::find(counters, loop, &std::pair<uv_loop_t*, TurnCounter*>::first);
+    if (it == counters.end() || --it->second->readers > 0) {
+        return;
+    }
+    uv_close(reinterpret_cast<uv_handle_t*>(&it->second->check),
+             [](uv_handle_t* handle) { delete static_cast<TurnCounter*>(handle->data); });
+    counters.erase(it);
+}
+
+// What the current turn of a loop has spent on lines: when it began delivering them
+// (uv_hrtime()), and whether a line went. The first reader's call of a turn starts the
+// clock, and every later one in the same turn shares it. A clock older than any budget
+// belongs to no call of this turn (a drain called while the loop does not run, say)
+// and starts again.
+struct TurnClock {
+    uv_loop_t* loop = nullptr;
+    std::uint64_t turn = ~std::uint64_t{0};
+    std::uint64_t began = 0;
+    bool delivered = false;
+};
+
+TurnClock& turn_clock(uv_loop_t* loop) {
+    thread_local TurnClock clock;
+    auto& counters = turn_counters();
+    auto it = std::ranges::find(counters, loop, &std::pair<uv_loop_t*, TurnCounter*>::first);
+    const std::uint64_t turn = it != counters.end() ? it->second->turn : uv_now(loop);
+    const std::uint64_t now = uv_hrtime();
+    if (clock.loop != loop || clock.turn != turn || now - clock.began > 2 * k_drain_budget_ns) {
+        clock = {loop, turn, now, false};
+    }
+    return clock;
+}
+
+std::uint64_t turn_began(uv_loop_t* loop) {
+    return turn_clock(loop).began;
 }
 
 // Large enough to keep a typical partial line without reallocating, small enough that
@@ -93,6 +147,7 @@ struct LineReader::Watch {
     bool closed = false;   // the owner has let go: no callback runs any more
     bool eof = false;
     bool poll_failed = false;  // libuv stopped the poll on an error: read to the end
+    bool draining = false;     // in drain(): its first line goes whatever the turn spent
     // What the consumer took for the last line (uv_hrtime() ns, at most ~4 s): a line
     // is started only when one as costly would end within the turn's time.
     std::uint32_t line_ns = 0;
@@ -155,6 +210,7 @@ std::expected<void, int> LineReader::start(int fd) {
     m_watch->poll.data = m_watch;
     m_watch->fd = fd;
     m_watch->polling = true;
+    hold_turn_counter(m_watch->poll.loop);
     rc = uv_poll_start(&m_watch->poll, UV_READABLE, &Watch::on_poll);
     if (rc != 0) {
         return std::unexpected(rc);
@@ -173,6 +229,7 @@ void LineReader::close() {
         delete watch;
         return;
     }
+    release_turn_counter(watch->poll.loop);
     // uv_close stops the poll and takes the fd out of the loop's epoll set now, so the
     // fd can be closed at once; the block goes with the close callback.
     uv_close(reinterpret_cast<uv_handle_t*>(&watch->poll),
@@ -215,8 +272,11 @@ void LineReader::drain(std::size_t limit) {
     }
     // Not the shared buffer: a drain may run from inside another reader's callback.
     char buffer[16 * 1024];
-    m_watch->read_some(buffer, sizeof buffer, limit, Watch::Until::empty,
-                       m_watch->deadline_in(k_drain_budget_ns));
+    Watch* watch = m_watch;  // alive until its close callback, even if closed meanwhile
+    watch->draining = true;
+    watch->read_some(buffer, sizeof buffer, limit, Watch::Until::empty,
+                     watch->deadline_in(k_drain_budget_ns));
+    watch->draining = false;
 }
 
 void LineReader::Watch::on_poll(uv_poll_t* handle, int status, int /*events*/) {
@@ -299,6 +359,7 @@ void LineReader::Watch::keep(const char* data, std::size_t size) {
 }
 
 bool LineReader::Watch::emit(std::string_view line) {
+    turn_clock(poll.loop).delivered = true;
     try {
         on_line(line);
     } catch (...) {
@@ -310,8 +371,17 @@ bool LineReader::Watch::emit(std::string_view line) {
 LineReader::Watch::Consumed LineReader::Watch::consume(const char* data, std::size_t size,
                                                        std::uint64_t deadline) {
     const char* end = data + size;
-    // Checked after each line, so that every call delivers one at least: the next line
-    // waits for the next turn unless one as costly as the last would end in time.
+    TurnClock& clock = turn_clock(poll.loop);
+    // A turn's first line goes whatever it costs (and a drain's, which judges a run);
+    // after it, a call whose line, as costly as its last, would not end in time keeps
+    // everything for the next turn, where a backlog resumes before the poll callbacks.
+    // Else one costly line a call would add up, with many readers, to a held loop.
+    if (clock.delivered && !draining && uv_hrtime() + line_ns > deadline) {
+        keep(data, size);
+        return Consumed::kept;
+    }
+    // Checked after each line: the next line waits for the next turn unless one as
+    // costly as the last would end in time.
     std::uint64_t mark = uv_hrtime();
     auto out_of_time = [&] {
         const std::uint64_t now = uv_hrtime();

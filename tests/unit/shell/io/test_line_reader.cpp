@@ -218,6 +218,42 @@ TEST_CASE("the readers of a turn share its time, and a costly line waits for the
     CHECK(loop.close() == 0);
 }
 
+// Once the readers' lines are known to cost 3 ms, a turn (one iteration of the loop:
+// the backlogs resumed in its idle phase, then its poll callbacks) delivers one line in
+// all: the second would end after the turn's 5 ms. Before, each call delivered a line
+// whatever the turn had spent, and a backlog resumed before the poll had a budget of
+// its own: with costly patterns, turns of 13-36 ms.
+TEST_CASE("a turn delivers one costly line in all, however many readers and phases") {
+    TestLoop loop;
+    TestPipe first_pipe;
+    TestPipe second_pipe;
+    Collected first;
+    Collected second;
+    auto first_reader = slow_reader(loop, first, first_pipe.read_fd, 3ms);
+    auto second_reader = slow_reader(loop, second, second_pipe.read_fd, 3ms);
+    const auto expected = numbered_lines(20);
+    first_pipe.write_all(joined(expected));
+    second_pipe.write_all(joined(expected));
+    auto delivered = [&] { return first.lines.size() + second.lines.size(); };
+    // The first turns learn each reader's cost (a reader of unknown cost may try).
+    for (int i = 0; i < 3; ++i) {
+        uv_run(loop.get(), UV_RUN_ONCE);
+    }
+    std::size_t most = 0;
+    int turns = 0;
+    for (; turns < 200 && delivered() < 2 * expected.size(); ++turns) {
+        // A line more each turn: the poll callback comes in the turn the backlog resumes.
+        first_pipe.write_all("more\n");
+        const std::size_t before = delivered();
+        uv_run(loop.get(), UV_RUN_ONCE);
+        most = std::max(most, delivered() - before);
+    }
+    CHECK(most == 1);
+    first_reader.reset();
+    second_reader.reset();
+    CHECK(loop.close() == 0);
+}
+
 TEST_CASE("a reader closed from its line callback while lines are kept delivers no more") {
     TestLoop loop;
     TestPipe pipe;
