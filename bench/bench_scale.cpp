@@ -389,11 +389,9 @@ std::pair<double, double> slow_shutdown(const std::string& binary, std::size_t s
 }
 
 // Both sizes' figures, taken so that the machine's drift falls on both alike: the
-// requests alternate between two pkitds running side by side. What reads /proc is the
-// exception, since every process on the machine is in it: the smaller pkitd's scrapes
-// run before the larger one starts, the larger one's with the smaller one's processes
-// still there, and the larger one shuts down first. Where that leaves a difference, it
-// is against the larger size.
+// requests alternate between two pkitds running side by side. What reads /proc or ends
+// processes is the exception, since every process on the machine is in /proc: each
+// size's scrapes and shutdown run with no other pkitd's services there.
 std::pair<SizeFigures, SizeFigures> measure_sizes(const std::string& binary,
                                                   const std::string& pkitctl, std::size_t from,
                                                   std::size_t to, int runs) {
@@ -435,17 +433,26 @@ std::pair<SizeFigures, SizeFigures> measure_sizes(const std::string& binary,
             add(s->f.reload_one_file, one_file_reload(*s));
         }
     }
-    if (large->pkitd) {
-        scrape_metrics(*large, scrapes);
-    }
-    for (Subject* s : {large.get(), small.get()}) {
-        if (s->pkitd) {
-            std::tie(s->f.shutdown, s->f.gone) = timed_shutdown(*s->pkitd, s->fifo);
-        }
-    }
+    // The smaller one goes (unmeasured) before the larger one's scrapes and shutdown,
+    // which then run alone, as the smaller one's did; its own shutdown is measured
+    // alone too, on a fresh pkitd of its size.
     std::pair<SizeFigures, SizeFigures> figures{std::move(small->f), std::move(large->f)};
     small.reset();
+    if (large->pkitd) {
+        scrape_metrics(*large, scrapes);
+        figures.second.metrics = std::move(large->f.metrics);
+        figures.second.metrics_bytes = large->f.metrics_bytes;
+        std::tie(figures.second.shutdown, figures.second.gone) =
+            timed_shutdown(*large->pkitd, large->fifo);
+    }
     large.reset();
+    {
+        Subject alone(from);
+        if (start_subject(alone, binary)) {
+            std::tie(figures.first.shutdown, figures.first.gone) =
+                timed_shutdown(*alone.pkitd, alone.fifo);
+        }
+    }
     figures.first.floor = bare_floor(from);
     figures.second.floor = bare_floor(to);
     std::tie(figures.first.shutdown_slow, figures.first.gone_slow) = slow_shutdown(binary, from);
