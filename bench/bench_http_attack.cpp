@@ -96,8 +96,9 @@ std::optional<double> timed_get(int port, const std::string& path, double timeou
     ::close(fd);
     if (reply.rfind("HTTP/1.1 200", 0) != 0) {
         if (why != nullptr && why->empty()) {
-            *why = !sent ? "timed out connecting" : reply.empty() ? "timed out, request sent"
-                                                                  : "no 200";
+            *why = !sent           ? "timed out connecting"
+                   : reply.empty() ? "timed out, request sent"
+                                   : "no 200";
         }
         return std::nullopt;
     }

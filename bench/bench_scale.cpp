@@ -510,8 +510,8 @@ int growth(const std::string& binary, const std::string& pkitctl, std::size_t fr
                large.reload_unchanged, 12, 0);
     growth_row("SIGHUP, one file changed, until in effect", small.reload_one_file,
                large.reload_one_file, 12, 100);
-    growth_row("  ... the first reload after start-up", {small.first_reload},
-               {large.first_reload}, 12, 100);
+    growth_row("  ... the first reload after start-up", {small.first_reload}, {large.first_reload},
+               12, 100);
     growth_row("SIGTERM until exit (services stop at once)", {small.shutdown}, {large.shutdown}, 12,
                0);
     growth_row("  ... until the last service was gone", {small.gone}, {large.gone}, 12, 0);

@@ -64,8 +64,8 @@ void Daemon::finish_reload(config::LoadResult tree, const std::vector<ReloadDone
     if (tree && m_options.load_cache) {
         // What the read cost: the files parsed again, the rest known unchanged.
         const config::LoadCache::Work work = m_options.load_cache->last_work();
-        log("info", "reload: " + std::to_string(work.parsed) + " of " +
-                        std::to_string(work.files) + " service files read again");
+        log("info", "reload: " + std::to_string(work.parsed) + " of " + std::to_string(work.files) +
+                        " service files read again");
     }
     ReloadResult result;
     try {

@@ -118,8 +118,11 @@ TEST_CASE("the first reload after start reads only the files that changed") {
     dir.service("svc7", sh_command("exec sleep 1001"));
     json changed = reload(client);
     CHECK(changed["changed"] == json::array({"svc7"}));
-    wait_for([&] { return pkitd.log().find("reload: 1 of 20 service files read again") !=
-                          std::string::npos; },
-             5s, "the log of a reload that read one file", [&] { return pkitd.log(); });
+    wait_for(
+        [&] {
+            return pkitd.log().find("reload: 1 of 20 service files read again") !=
+                   std::string::npos;
+        },
+        5s, "the log of a reload that read one file", [&] { return pkitd.log(); });
     CHECK(pkitd.stop() == 0);
 }
