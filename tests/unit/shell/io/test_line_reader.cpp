@@ -189,33 +189,46 @@ TEST_CASE("a slow consumer gets the lines over several turns, in order, none los
     CHECK(loop.close() == 0);
 }
 
-// One turn of the loop has 5 ms for the lines of every reader together, and a line is
-// started only when one as costly as the last would end within them: lines of 3 ms
-// are one a turn, and a second reader ready in the same turn gets the one line every
-// callback delivers, not 5 ms of its own.
-TEST_CASE("the readers of a turn share its time, and a costly line waits for the next turn") {
+namespace {
+
+// Two readers whose consumer takes 3 ms a line, each pipe holding `count` lines.
+struct TwoSlowReaders {
     TestLoop loop;
     TestPipe first_pipe;
     TestPipe second_pipe;
     Collected first;
     Collected second;
-    auto first_reader = slow_reader(loop, first, first_pipe.read_fd, 3ms);
-    auto second_reader = slow_reader(loop, second, second_pipe.read_fd, 3ms);
-    const auto expected = numbered_lines(10);
-    first_pipe.write_all(joined(expected));
-    second_pipe.write_all(joined(expected));
-    uv_run(loop.get(), UV_RUN_ONCE);  // both poll callbacks, in one turn
-    CHECK(first.lines.size() + second.lines.size() == 2);
-    CHECK(first.lines.size() == 1);
-    CHECK(second.lines.size() == 1);
-    REQUIRE(loop.run_until([&] {
-        return first.lines.size() == expected.size() && second.lines.size() == expected.size();
-    }));
-    CHECK(first.lines == expected);
-    CHECK(second.lines == expected);
-    first_reader.reset();
-    second_reader.reset();
-    CHECK(loop.close() == 0);
+    std::unique_ptr<LineReader> first_reader = slow_reader(loop, first, first_pipe.read_fd, 3ms);
+    std::unique_ptr<LineReader> second_reader = slow_reader(loop, second, second_pipe.read_fd, 3ms);
+    std::vector<std::string> expected;
+
+    explicit TwoSlowReaders(int count) : expected(numbered_lines(count)) {
+        first_pipe.write_all(joined(expected));
+        second_pipe.write_all(joined(expected));
+    }
+    std::size_t delivered() const { return first.lines.size() + second.lines.size(); }
+    int close() {
+        first_reader.reset();
+        second_reader.reset();
+        return loop.close();
+    }
+};
+
+}  // namespace
+
+// One turn of the loop has 5 ms for the lines of every reader together, and a line is
+// started only when one as costly as the last would end within them: lines of 3 ms
+// are one a turn. In the first turn, a second reader, whose cost nobody knows yet,
+// still gets one line; it does not get 5 ms of its own.
+TEST_CASE("the readers of a turn share its time, and a costly line waits for the next turn") {
+    TwoSlowReaders r(10);
+    uv_run(r.loop.get(), UV_RUN_ONCE);  // both poll callbacks, in one turn
+    CHECK(r.first.lines.size() == 1);
+    CHECK(r.second.lines.size() == 1);
+    REQUIRE(r.loop.run_until([&] { return r.delivered() == 2 * r.expected.size(); }));
+    CHECK(r.first.lines == r.expected);
+    CHECK(r.second.lines == r.expected);
+    CHECK(r.close() == 0);
 }
 
 // Once the readers' lines are known to cost 3 ms, a turn (one iteration of the loop:
@@ -224,34 +237,21 @@ TEST_CASE("the readers of a turn share its time, and a costly line waits for the
 // whatever the turn had spent, and a backlog resumed before the poll had a budget of
 // its own: with costly patterns, turns of 13-36 ms.
 TEST_CASE("a turn delivers one costly line in all, however many readers and phases") {
-    TestLoop loop;
-    TestPipe first_pipe;
-    TestPipe second_pipe;
-    Collected first;
-    Collected second;
-    auto first_reader = slow_reader(loop, first, first_pipe.read_fd, 3ms);
-    auto second_reader = slow_reader(loop, second, second_pipe.read_fd, 3ms);
-    const auto expected = numbered_lines(20);
-    first_pipe.write_all(joined(expected));
-    second_pipe.write_all(joined(expected));
-    auto delivered = [&] { return first.lines.size() + second.lines.size(); };
+    TwoSlowReaders r(20);
     // The first turns learn each reader's cost (a reader of unknown cost may try).
     for (int i = 0; i < 3; ++i) {
-        uv_run(loop.get(), UV_RUN_ONCE);
+        uv_run(r.loop.get(), UV_RUN_ONCE);
     }
     std::size_t most = 0;
-    int turns = 0;
-    for (; turns < 200 && delivered() < 2 * expected.size(); ++turns) {
+    for (int turns = 0; turns < 200 && r.delivered() < 2 * r.expected.size(); ++turns) {
         // A line more each turn: the poll callback comes in the turn the backlog resumes.
-        first_pipe.write_all("more\n");
-        const std::size_t before = delivered();
-        uv_run(loop.get(), UV_RUN_ONCE);
-        most = std::max(most, delivered() - before);
+        r.first_pipe.write_all("more\n");
+        const std::size_t before = r.delivered();
+        uv_run(r.loop.get(), UV_RUN_ONCE);
+        most = std::max(most, r.delivered() - before);
     }
     CHECK(most == 1);
-    first_reader.reset();
-    second_reader.reset();
-    CHECK(loop.close() == 0);
+    CHECK(r.close() == 0);
 }
 
 TEST_CASE("a reader closed from its line callback while lines are kept delivers no more") {
