@@ -40,7 +40,8 @@ public:
     using ResourcesDone = std::function<void(const ResourcesReading&)>;
     // Reads every run's resources off the loop (ResourcesPass, one /proc pass), in a pass
     // that begins after this call; one pass serves every request waiting for it. `done`
-    // is called on the loop on a later turn, never after the daemon is gone.
+    // is called on the loop on a later turn, never after the daemon is gone; only when
+    // libuv's pool takes no work is the pass read on the loop, and `done` called within.
     virtual void read_resources(ResourcesDone done) = 0;
     // What became of `service`'s [resources] (SPEC §15), or null when it sets none or
     // they were not applied yet.

@@ -359,7 +359,6 @@ void LineReader::Watch::keep(const char* data, std::size_t size) {
 }
 
 bool LineReader::Watch::emit(std::string_view line) {
-    turn_clock(poll.loop).delivered = true;
     try {
         on_line(line);
     } catch (...) {
@@ -384,6 +383,7 @@ LineReader::Watch::Consumed LineReader::Watch::consume(const char* data, std::si
     // costly as the last would end in time.
     std::uint64_t mark = uv_hrtime();
     auto out_of_time = [&] {
+        clock.delivered = true;  // after each line: the turn has had its first
         const std::uint64_t now = uv_hrtime();
         line_ns = static_cast<std::uint32_t>(
             std::min<std::uint64_t>(now - mark, std::numeric_limits<std::uint32_t>::max()));
