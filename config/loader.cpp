@@ -182,12 +182,9 @@ struct Listed {
     bool regular = false;
 };
 
-// The names of DIR/services/*.toml in byte order, with `services` opened into
-// `services_fd`. Any failure (missing, a dangling link, a symlink loop, not a
-// directory, no permission, a read error) is an error at DIR/services:1:1.
 // The error for a services directory that is not there: a link to nothing is named
 // with its target. An empty directory is the way to say "no services".
-std::vector<Listed> missing(int dir_fd, const std::string& where, std::vector<Diagnostic>& out) {
+void missing(int dir_fd, const std::string& where, std::vector<Diagnostic>& out) {
     char target[4096];
     ssize_t length = ::readlinkat(dir_fd, "services", target, sizeof target - 1);
     std::string what = length >= 0
@@ -199,21 +196,36 @@ std::vector<Listed> missing(int dir_fd, const std::string& where, std::vector<Di
         .error(Pos{}, cat("cannot read the services directory: ", what,
                           " (is the configuration directory right? an empty services "
                           "directory means no services)"));
-    return {};
 }
 
-std::vector<Listed> service_files(int dir_fd, const fs::path& dir, Fd& services_fd,
-                                  std::vector<Diagnostic>& out) {
-    std::string where = (dir / "services").string();
-    auto fail = [&](int error) {
-        Diags(where, out)
-            .error(Pos{}, cat("cannot read the services directory: ", errno_text(error)));
-        return std::vector<Listed>{};
-    };
+void cannot_read_services(const fs::path& dir, int error, std::vector<Diagnostic>& out) {
+    Diags((dir / "services").string(), out)
+        .error(Pos{}, cat("cannot read the services directory: ", errno_text(error)));
+}
+
+// DIR/services opened into `services_fd`. Any failure (missing, a dangling link, a
+// symlink loop, not a directory, no permission) is an error at DIR/services:1:1.
+bool open_services(int dir_fd, const fs::path& dir, Fd& services_fd, std::vector<Diagnostic>& out) {
     services_fd.fd = ::openat(dir_fd, "services", O_RDONLY | O_DIRECTORY | O_CLOEXEC);
-    if (services_fd.fd < 0) {
-        return errno == ENOENT ? missing(dir_fd, where, out) : fail(errno);
+    if (services_fd.fd >= 0) {
+        return true;
     }
+    if (errno == ENOENT) {
+        missing(dir_fd, (dir / "services").string(), out);
+    } else {
+        cannot_read_services(dir, errno, out);
+    }
+    return false;
+}
+
+// The names of the open DIR/services' *.toml in byte order; a read error is an error
+// at DIR/services:1:1.
+std::optional<std::vector<Listed>> service_files(const Fd& services_fd, const fs::path& dir,
+                                                 std::vector<Diagnostic>& out) {
+    auto fail = [&](int error) {
+        cannot_read_services(dir, error, out);
+        return std::nullopt;
+    };
     // fdopendir() takes the descriptor it is given; the listing gets a copy of its own.
     int listing_fd = ::dup(services_fd.fd);
     if (listing_fd < 0) {
@@ -300,6 +312,9 @@ struct LoadCache::State {
     std::string dir;
     LoadOptions options;
     std::vector<std::unique_ptr<CachedFile>> files;  // in the byte order of their names
+    // The last load's listing of services/, read after the watch's events were taken:
+    // while no event names a *.toml since, it is the directory's listing still.
+    std::optional<std::vector<Listed>> listing;
     ServicesWatch watch;
     LoadCache::Work last;
 };
@@ -386,14 +401,17 @@ LoadResult load(const fs::path& dir, const LoadOptions& options, std::vector<Dia
     const std::int64_t began = cache != nullptr ? cache->wall_ns() : 0;
     std::vector<std::unique_ptr<CachedFile>> old;
     std::vector<std::unique_ptr<CachedFile>> kept;
+    std::optional<std::vector<Listed>> listing_before;
     if (cache != nullptr) {
         const LoadOptions& was = cache->options;
         if (cache->dir == dir.string() && was.as_root == options.as_root &&
             was.uid == options.uid && was.gid == options.gid) {
             old.swap(cache->files);
+            listing_before = std::move(cache->listing);
         }
         kept.reserve(old.size());
         cache->files.clear();
+        cache->listing.reset();
         cache->dir = dir.string();
         cache->options = options;
         cache->last = {};
@@ -428,27 +446,39 @@ LoadResult load(const fs::path& dir, const LoadOptions& options, std::vector<Dia
     services.reserve(old.size());
     known.reserve(old.size());
     Fd services_fd(-1);
-    std::vector<Listed> listing = service_files(dir_fd.fd, dir, services_fd, diags);
+    std::vector<Listed> listing;
+    bool listed_all = false;  // `listing` is the directory's whole listing
+    // The events are taken before the directory is listed and any file looked at: a
+    // change from here on is an event for the next load. With none naming a *.toml
+    // file, the listing is the last load's.
+    std::optional<std::unordered_set<std::string>> changed;
+    if (open_services(dir_fd.fd, dir, services_fd, diags)) {
+        if (cache != nullptr) {
+            changed = cache->watch.changes(services_fd.fd);
+        }
+        if (changed && changed->empty() && listing_before) {
+            listing = std::move(*listing_before);
+            listed_all = true;
+        } else if (auto listed = service_files(services_fd, dir, diags)) {
+            listing = std::move(*listed);
+            listed_all = true;
+            if (cache != nullptr) {
+                ++cache->last.listings;
+            }
+        }
+    }
     if (cache != nullptr) {
         cache->last.files = listing.size();
-    }
-    // Before any file is looked at: a change from here on is an event for the next load.
-    std::optional<std::unordered_set<std::string>> changed;
-    if (cache != nullptr && services_fd.fd >= 0) {
-        changed = cache->watch.changes(services_fd.fd);
     }
     auto next_old = old.begin();  // old and listing are both in byte order
     // Joined as strings: a path built per file costs more than its parse at 10,000.
     const std::string services_dir = (dir / "services").string() + '/';
     for (const Listed& listed : listing) {
         const std::string& file_name = listed.name;
-        std::string file = services_dir + file_name;
-        files.push_back(file);
         std::string name = file_name.substr(0, file_name.size() - std::string_view(".toml").size());
-        Diags d(file, diags);
         bool name_ok = valid_name(name);
         if (!name_ok) {
-            d.error(Pos{}, bad_name_message(file_name));
+            Diags(services_dir + file_name, diags).error(Pos{}, bad_name_message(file_name));
         } else {
             known.push_back(name);
         }
@@ -468,6 +498,7 @@ LoadResult load(const fs::path& dir, const LoadOptions& options, std::vector<Dia
         if (!entry) {
             entry = std::make_unique<CachedFile>();
             entry->file_name = file_name;
+            std::string file = services_dir + file_name;
             Diags own(file, entry->diags);
             struct stat info {};
             if (auto root = parse_file(own, services_fd.fd, file_name, info)) {
@@ -496,13 +527,23 @@ LoadResult load(const fs::path& dir, const LoadOptions& options, std::vector<Dia
     if (cache != nullptr) {
         cache->files = std::move(kept);
     }
+    auto keep_listing = [&] {
+        if (cache != nullptr && listed_all) {
+            cache->listing = std::move(listing);
+        }
+    };
 
     expand_instances(services, daemon, known);
     validate_tree(services, daemon, known, diags);
     if (!diags.empty()) {
+        for (const Listed& listed : listing) {
+            files.push_back(services_dir + listed.name);
+        }
         sort_diagnostics(diags, files);
+        keep_listing();
         return std::unexpected(std::move(diags));
     }
+    keep_listing();
     if (options.warnings != nullptr) {
         for (const ServiceDraft& draft : services) {
             warn_undefined_variables(draft, daemon.spec, *options.warnings);
@@ -533,6 +574,7 @@ LoadResult load_tree(const std::filesystem::path& dir, const LoadOptions& option
     } catch (const std::exception& e) {
         if (state != nullptr) {
             state->files.clear();  // half a load's entries: start again next time
+            state->listing.reset();
         }
         // Only resource exhaustion gets here (bad_alloc, a filesystem error we did not
         // foresee); it is still reported the usual way rather than thrown at pkitd.

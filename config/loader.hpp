@@ -58,9 +58,11 @@ using LoadResult = std::expected<Tree, std::vector<Diagnostic>>;
 // files (validate_tree) run on every load, and pkitd.toml is read every time, so a
 // change there is seen in full.
 //
-// While a ServicesWatch (inotify) has been on services/ since the last load, a regular
-// file with one link on the directory's own device is unchanged unless an event named
-// it: it is not even looked at. Any other file (a symbolic link, whose target no event
+// While a ServicesWatch (inotify) has been on services/ since the last load, the
+// directory is listed again only when an event named a *.toml entry (one created,
+// removed or renamed is always named), and a regular file with one link on the
+// directory's own device is unchanged unless an event named it: it is not even
+// looked at. Any other file (a symbolic link, whose target no event
 // on the directory follows; a file with other hard links; another device), and every
 // file when the watch cannot tell (the first load, an overflowed or lost watch, NFS
 // and other filesystems changed elsewhere), counts as unchanged when its device,
@@ -82,11 +84,14 @@ public:
 
     // What the last load did with the service files: how many it listed, how many it
     // parsed, and how many it looked at (stat) to find them unchanged. The rest it knew
-    // unchanged from the services watch. For pkitd's log, tests and figures.
+    // unchanged from the services watch. `listings` is 1 when it read the directory, 0
+    // when no event since the load before named a *.toml file, so that load's listing
+    // stood. For pkitd's log, tests and figures.
     struct Work {
         std::size_t files = 0;
         std::size_t parsed = 0;
         std::size_t checked = 0;
+        std::size_t listings = 0;
     };
     Work last_work() const;
 

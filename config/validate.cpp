@@ -1,6 +1,7 @@
 // Checks across files: `after` targets, group members, services in two groups.
 // Dependency cycles are in cycles.cpp.
 
+#include <algorithm>
 #include <string_view>
 #include <unordered_map>
 #include <unordered_set>
@@ -69,6 +70,14 @@ void check_groups(const DaemonDraft& daemon, const std::vector<std::string>& kno
 
 void validate_tree(const std::vector<ServiceDraft>& services, const DaemonDraft& daemon,
                    const std::vector<std::string>& known, std::vector<Diagnostic>& out) {
+    // No `after` and no group member: nothing to look up, and no edge to make a cycle.
+    bool edges = std::ranges::any_of(services,
+                                     [](const ServiceDraft& d) { return !d.spec.after.empty(); }) ||
+                 std::ranges::any_of(daemon.spec.groups,
+                                     [](const GroupSpec& g) { return !g.members.empty(); });
+    if (!edges) {
+        return;
+    }
     NameSet known_set(known.begin(), known.end());
     for (const ServiceDraft& draft : services) {
         check_after(draft, known, known_set, out);

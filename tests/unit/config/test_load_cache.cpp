@@ -142,17 +142,23 @@ TEST_CASE("with the services watch, a reload looks only at the files events name
     LoadCache cache(an_hour_ahead);
     REQUIRE(load_tree(tree.root(), test_options(), &cache).has_value());
     CHECK(cache.last_work().parsed == 50);
-    // /tmp is a local filesystem here; over NFS every file would be looked at.
+    CHECK(cache.last_work().listings == 1);
+    // /tmp is a local filesystem here; over NFS every file would be looked at. With no
+    // event, not even the directory is read again.
     REQUIRE(load_tree(tree.root(), test_options(), &cache).has_value());
     CHECK(cache.last_work().parsed == 0);
     CHECK(cache.last_work().checked == 0);
+    CHECK(cache.last_work().listings == 0);
+    CHECK(cache.last_work().files == 50);
     tree.service("s120", "command = [\"/bin/b\"]\n");
     auto changed = load_tree(tree.root(), test_options(), &cache);
     CHECK(command_of(changed, "s120") == "/bin/b");
     CHECK(command_of(changed, "s121") == "/bin/a");
     CHECK(cache.last_work().parsed == 1);
     CHECK(cache.last_work().checked == 0);
-    // A file that comes and one that goes.
+    // A file that comes and one that goes, after a load that did not list.
+    REQUIRE(load_tree(tree.root(), test_options(), &cache).has_value());
+    CHECK(cache.last_work().listings == 0);
     tree.service("s200", "command = [\"/bin/c\"]\n");
     std::filesystem::remove(tree.root() / "services" / "s100.toml");
     auto moved = load_tree(tree.root(), test_options(), &cache);
@@ -162,6 +168,16 @@ TEST_CASE("with the services watch, a reload looks only at the files events name
     CHECK(command_of(moved, "s200") == "/bin/c");
     CHECK(cache.last_work().parsed == 1);
     CHECK(cache.last_work().checked == 0);
+    CHECK(cache.last_work().listings == 1);
+    // A file renamed into place, and one that is not a service file: only the first
+    // counts.
+    tree.write("services/s300.tmp", "command = [\"/bin/e\"]\n");
+    REQUIRE(load_tree(tree.root(), test_options(), &cache).has_value());
+    CHECK(cache.last_work().listings == 0);
+    std::filesystem::rename(tree.root() / "services" / "s300.tmp",
+                            tree.root() / "services" / "s300.toml");
+    CHECK(command_of(load_tree(tree.root(), test_options(), &cache), "s300") == "/bin/e");
+    CHECK(cache.last_work().listings == 1);
     // An edit that keeps size and mtime is still an event.
     const auto file = tree.root() / "services" / "s130.toml";
     struct timespec mtime = mtime_of(file);
