@@ -148,6 +148,7 @@ void set_instances(Tree& tree, std::string_view base, std::size_t count) {
             ServiceSpec copy = *first;
             copy.name = std::string(base) + "@" + std::to_string(k);
             copy.instance = static_cast<unsigned>(k);
+            copy.stamp = {};  // made here, not by a parse
             copies.push_back(std::move(copy));
         }
         for (ServiceSpec& copy : copies) {

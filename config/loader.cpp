@@ -20,6 +20,7 @@
 #include <unistd.h>
 
 #include <algorithm>
+#include <atomic>
 #include <cerrno>
 #include <cstdint>
 #include <cstring>
@@ -265,6 +266,10 @@ std::optional<std::vector<Listed>> service_files(const Fd& services_fd, const fs
 
 namespace {
 
+// The numbers of ServiceSpec::stamp, shared by every load of the process: a cache made
+// afresh must not give a number a running spec already has.
+std::atomic<std::uint64_t> next_stamp{0};
+
 // What tells one version of a file from another without reading it.
 struct FileIdentity {
     dev_t dev = 0;
@@ -505,6 +510,7 @@ LoadResult load(const fs::path& dir, const LoadOptions& options, std::vector<Dia
                 entry->draft = parse_service(own, *root, options);
                 entry->draft->spec.name = name;
                 entry->draft->spec.file = file;
+                entry->draft->spec.stamp.number = next_stamp.fetch_add(1) + 1;
             }
             entry->identity = identity_of(info);
             if (info.st_ino == 0 || !reusable(entry->identity, began,

@@ -5,8 +5,9 @@
 //
 // Reading is bounded: only regular files, each at most k_max_file_bytes, and no
 // open or read can block (see loader.cpp). Loading is linear in the number of
-// services and `after`/member edges. load_tree() is thread-safe (it shares no mutable
-// state), so pkitd runs it on a worker thread during a reload.
+// services and `after`/member edges. load_tree() is thread-safe (it shares nothing
+// mutable but the atomic count of ServiceSpec::stamp), so pkitd runs it on a worker
+// thread during a reload.
 
 #include <cstddef>
 #include <cstdint>

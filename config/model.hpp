@@ -224,6 +224,19 @@ struct ResourceLimits {
     bool operator==(const ResourceLimits&) const = default;
 };
 
+// Which parse of its file a spec came from: the loader numbers every parse of a
+// service file afresh (never 0, never twice in a process), and the spec carries the
+// number through every copy of it. Two specs of the same name with the same number
+// hold the same values, so a reload tells an unchanged service without comparing each
+// key. Whatever changes a spec but the loader sets it back to 0, "not known". Not part
+// of the value: == ignores it.
+struct ParseStamp {
+    std::uint64_t number = 0;
+    // Known to be the same parse: the values are equal without a look.
+    bool same_parse(const ParseStamp& o) const { return number != 0 && number == o.number; }
+    friend bool operator==(const ParseStamp&, const ParseStamp&) { return true; }
+};
+
 struct ServiceSpec {
     std::string name;
     std::string file;  // the path pkitd opened, for messages
@@ -255,6 +268,7 @@ struct ServiceSpec {
     // SPEC §13: I for the instance NAME@I of a file with `instances` > 1; 0 for a
     // service of its own. The file's name is `name` up to the "@".
     unsigned instance = 0;
+    ParseStamp stamp;
 
     bool operator==(const ServiceSpec&) const = default;
 };

@@ -59,7 +59,7 @@ bool same_group(const config::GroupSpec* a, const config::GroupSpec* b) {
 
 }  // namespace
 
-ReloadOutcome Supervisor::reload(config::Tree tree, Now now) {
+ReloadOutcome Supervisor::reload_from(config::Tree& tree, Now now) {
     ReloadOutcome outcome;
     config::DaemonSpec old_daemon = std::move(m_daemon);
     m_daemon = std::move(tree.daemon);
@@ -74,8 +74,18 @@ ReloadOutcome Supervisor::reload(config::Tree tree, Now now) {
     // Whether the graph (names, `after` edges, groups) may differ: else build_graph(),
     // linear in every service, is left out.
     bool edges_changed = old_daemon.groups != m_daemon.groups;
+    // Both in name order, mostly: the slot after the last one found is tried before
+    // the index, which then is seldom needed.
+    std::size_t next_slot = 0;
     for (config::ServiceSpec& spec : tree.services) {
-        std::optional<std::size_t> existing = find(spec.name);
+        std::optional<std::size_t> existing;
+        if (next_slot < m_services.size() && !m_retired[next_slot] &&
+            m_services[next_slot]->name() == spec.name) {
+            existing = next_slot;
+        } else {
+            existing = find(spec.name);
+        }
+        next_slot = existing ? *existing + 1 : next_slot;
         if (existing) {
             kept[*existing] = true;
         } else {
@@ -86,10 +96,17 @@ ReloadOutcome Supervisor::reload(config::Tree tree, Now now) {
             added.push_back(i);
             continue;
         }
-        const Service& s = *m_services[*existing];
+        Service& s = *m_services[*existing];
         bool group_changed = !same_group(group_containing(old_groups, spec.name),
                                          group_containing(new_groups, spec.name));
-        if (s.spec() == spec && !group_changed) {
+        // The same parse of the file needs no look; another that holds the same values
+        // is its parse from now on.
+        bool same = s.spec().stamp.same_parse(spec.stamp);
+        if (!same && s.spec() == spec) {
+            s.restamp(spec.stamp);
+            same = true;
+        }
+        if (same && !group_changed) {
             ++outcome.unchanged;
             continue;
         }
@@ -98,6 +115,7 @@ ReloadOutcome Supervisor::reload(config::Tree tree, Now now) {
         if (!group_changed && only_schedule_differs(s.spec(), spec)) {
             Service& job = touch(*existing);
             job.replace_schedule(*spec.schedule);
+            job.restamp(spec.stamp);  // nothing else differed
             if (job.schedule().armed) {
                 job.disarm();
                 job.arm(next_tick_of(*existing, now));

@@ -247,7 +247,13 @@ public:
     // An episode started by the operator (`start`): counted as the latest episode.
     void note_episode(Now now);
     // A reload that changed only the schedule: the running episode goes on.
-    void replace_schedule(config::Schedule schedule) { m_spec.schedule = std::move(schedule); }
+    void replace_schedule(config::Schedule schedule) {
+        m_spec.schedule = std::move(schedule);
+        m_spec.stamp = {};  // no longer the parse it came from
+    }
+    // A reload found `stamp`'s spec equal to this one, key by key: the next reload
+    // needs no look (config::ParseStamp).
+    void restamp(config::ParseStamp stamp) { m_spec.stamp = stamp; }
     bool has_schedule() const { return m_spec.schedule->enabled(); }
     const ScheduleRecord& schedule() const { return m_schedule ? *m_schedule : k_no_schedule; }
     std::optional<TimePoint> tick_due() const { return schedule().tick; }

@@ -235,7 +235,7 @@ void Supervisor::reindex() {
 }
 
 std::optional<std::size_t> Supervisor::find(std::string_view name) const {
-    auto it = m_by_name.find(std::string(name));
+    auto it = m_by_name.find(name);
     if (it == m_by_name.end()) {
         return std::nullopt;
     }

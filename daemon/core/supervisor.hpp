@@ -77,7 +77,10 @@ public:
     // Reload (SPEC §8): applies a new, already validated tree. Added services start,
     // removed ones stop and disappear, changed ones (their definition or their group's)
     // restart with the new definition and fresh counters, unchanged ones are untouched.
-    ReloadOutcome reload(config::Tree tree, Now now);
+    ReloadOutcome reload(config::Tree tree, Now now) { return reload_from(tree, now); }
+    // The same, taking from `tree` only the specs it keeps: the rest stay there for the
+    // caller to free (pkitd frees them off the loop).
+    ReloadOutcome reload_from(config::Tree& tree, Now now);
     bool shutting_down() const { return m_shutting_down; }
     // `exit_when = "all_done"` (SPEC §12): once nothing can change without an operator
     // (no service starting, running, stopping, in backoff or a storm pause, or
@@ -172,8 +175,16 @@ private:
     std::function<double()> m_random01;
     std::vector<std::unique_ptr<Service>> m_services;
     std::vector<bool> m_retired;
-    std::unordered_map<std::string, std::size_t> m_by_name;  // live services only
-    std::vector<std::optional<std::size_t>> m_group_of;      // service → group
+    // Looked up by a string_view without making a string of it.
+    struct NameHash {
+        using is_transparent = void;
+        std::size_t operator()(std::string_view name) const {
+            return std::hash<std::string_view>{}(name);
+        }
+    };
+    std::unordered_map<std::string, std::size_t, NameHash, std::equal_to<>>
+        m_by_name;                                       // live services only
+    std::vector<std::optional<std::size_t>> m_group_of;  // service → group
     std::vector<Group> m_groups;
     RestartWindow m_root_window;  // root restarts of failed groups
     std::vector<PendingReload> m_reloads;

@@ -134,7 +134,8 @@ core::ReloadOutcome Daemon::apply_tree(config::Tree tree,
     // A replaced or removed service may be launching: the core can stop only a run
     // whose pid it knows.
     resolve_launches();
-    core::ReloadOutcome outcome = m_supervisor.reload(std::move(tree), now());
+    core::ReloadOutcome outcome = m_supervisor.reload_from(tree, now());
+    BackgroundLoad::discard(m_loop, std::move(tree));
     if (sockets) {
         m_listen.commit(std::move(*sockets));
     }

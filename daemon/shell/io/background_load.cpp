@@ -43,6 +43,21 @@ std::expected<void, std::string> BackgroundLoad::start(std::string dir, config::
     return {};
 }
 
+void BackgroundLoad::discard(uv_loop_t* loop, config::Tree tree) {
+    struct Discard {
+        uv_work_t req{};
+        config::Tree tree;
+    };
+    auto job = std::make_unique<Discard>();
+    job->req.data = job.get();
+    job->tree = std::move(tree);
+    auto work = [](uv_work_t* req) { static_cast<Discard*>(req->data)->tree = {}; };
+    auto after = [](uv_work_t* req, int) { delete static_cast<Discard*>(req->data); };
+    if (uv_queue_work(loop, &job->req, work, after) == 0) {
+        job.release();  // libuv's until `after`
+    }
+}
+
 // On a worker thread: touches only the job.
 void BackgroundLoad::work(uv_work_t* req) {
     Job* job = static_cast<Job*>(req->data);

@@ -40,6 +40,11 @@ public:
     std::expected<void, std::string> start(std::string dir, config::LoadOptions options,
                                            std::shared_ptr<config::LoadCache> cache, Done done);
 
+    // Frees what a reload left of its tree (the specs the supervisor already had) on
+    // the thread pool, where they were made: 10,000 of them take a millisecond or two
+    // the loop need not spend. Freed here when the work cannot be queued.
+    static void discard(uv_loop_t* loop, config::Tree tree);
+
 private:
     struct Job;
     static void work(uv_work_t* req);

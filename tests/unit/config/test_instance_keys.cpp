@@ -4,6 +4,7 @@
 
 #include <cstdlib>
 
+#include "config/instances.hpp"
 #include "tests/unit/config/temp_tree.hpp"
 
 using namespace pkit::config;
@@ -36,6 +37,23 @@ TEST_CASE("instances = N defines NAME@1 ... NAME@N, each a full service") {
     // `after` naming the file waits for every instance: kept as written, so that pkitd
     // resolves it to the instances the file has at the time (scale adds some).
     CHECK(loaded->services[4].after == Errors{"web"});
+}
+
+TEST_CASE("the instances scale adds are not stamped as a parse; those kept are") {
+    // ServiceSpec::stamp: only the loader's copies of a parse carry its number.
+    TempTree tree;
+    tree.service("web", "command = [\"web\"]\ninstances = 2\n");
+    auto loaded = tree.load();
+    REQUIRE(loaded.has_value());
+    const std::uint64_t parse = loaded->services.at(0).stamp.number;
+    CHECK(parse != 0);
+    CHECK(loaded->services.at(1).stamp.number == parse);
+    set_instances(*loaded, "web", 3);
+    REQUIRE(names(*loaded) == std::vector<std::string>{"web@1", "web@2", "web@3"});
+    CHECK(loaded->services[0].stamp.number == parse);
+    CHECK(loaded->services[1].stamp.number == parse);
+    CHECK(loaded->services[2].stamp.number == 0);
+    CHECK(loaded->services[2].instance == 3);
 }
 
 TEST_CASE("instances = 1 is a plain service; NAME@I and group members work as names") {

@@ -233,3 +233,34 @@ TEST_CASE("a services directory replaced by another is read afresh") {
     CHECK(command_of(again, "web") == "/bin/b");
     CHECK(command_of(again, "db") == "/bin/f");
 }
+
+TEST_CASE("a cached load gives each unchanged file's services the stamp of its parse") {
+    // ServiceSpec::stamp: the same parse, the same number; any other parse, another.
+    TempTree tree;
+    tree.service("a", "command = [\"/bin/a\"]\n");
+    tree.service("b", "command = [\"/bin/b\"]\n");
+    LoadCache cache(an_hour_ahead);
+    auto stamp = [](const LoadResult& result, std::string_view name) {
+        REQUIRE(result.has_value());
+        return result->find_service(name)->stamp.number;
+    };
+    auto first = load_tree(tree.root(), test_options(), &cache);
+    CHECK(stamp(first, "a") != 0);
+    CHECK(stamp(first, "b") != 0);
+    CHECK(stamp(first, "a") != stamp(first, "b"));
+    auto again = load_tree(tree.root(), test_options(), &cache);
+    CHECK(stamp(again, "a") == stamp(first, "a"));
+    CHECK(stamp(again, "b") == stamp(first, "b"));
+    tree.service("b", "command = [\"/bin/c\"]\n");
+    auto changed = load_tree(tree.root(), test_options(), &cache);
+    CHECK(stamp(changed, "a") == stamp(first, "a"));
+    CHECK(stamp(changed, "b") != stamp(first, "b"));
+    // Without the cache every file is parsed again, and numbered afresh; so is every
+    // file of a cache made afresh, whose numbers a running spec may not share.
+    auto uncached = load_tree(tree.root(), test_options());
+    CHECK(stamp(uncached, "a") != stamp(changed, "a"));
+    LoadCache fresh(an_hour_ahead);
+    auto refreshed = load_tree(tree.root(), test_options(), &fresh);
+    CHECK(stamp(refreshed, "a") != stamp(changed, "a"));
+    CHECK(stamp(refreshed, "a") != stamp(uncached, "a"));
+}

@@ -98,6 +98,50 @@ TEST_CASE("reload of an identical tree touches nothing") {
     CHECK(sup.start_order() == Indices{0, 1, 2});
 }
 
+TEST_CASE("reload tells an unchanged service by its parse, and an equal one takes the new parse") {
+    // config::ParseStamp: two specs of one name with the same number hold the same
+    // values, so the second is not compared key by key.
+    auto stamped = [](const char* arg, std::uint64_t number) {
+        config::ServiceSpec s = with_command("web", arg);
+        s.stamp.number = number;
+        return s;
+    };
+    Supervisor sup = supervisor({stamped("1", 7)});
+    sup.start(at(0));
+    sup.on_spawned(0, 1, 100, at(0));
+    take(sup);
+    // Equal values from another parse: unchanged, and that parse's from now on.
+    ReloadOutcome outcome = sup.reload(tree({stamped("1", 8)}), at(1));
+    CHECK(outcome.unchanged == 1);
+    CHECK(sup.service(0).spec().stamp.number == 8);
+    // The same parse is taken on its word: these values are never compared.
+    outcome = sup.reload(tree({stamped("2", 8)}), at(2));
+    CHECK(outcome.unchanged == 1);
+    CHECK(sup.service(0).spec().command.at(1) == "1");
+    // No parse known (0): the values decide.
+    outcome = sup.reload(tree({stamped("2", 0)}), at(3));
+    CHECK(outcome.changed == Names{"web"});
+}
+
+TEST_CASE("reload finds each service whatever order its slots are in") {
+    // Slots in the order services came: the slot after the last one found is tried
+    // first, then the index of names. Here slot 0 is a retired "a", slot 2 the live one.
+    Supervisor sup = supervisor({with_command("a", "1"), with_command("m", "1")});
+    sup.start(at(0));
+    sup.reload(tree({with_command("m", "1")}), at(1));
+    sup.reload(tree({with_command("a", "1"), with_command("m", "1"), with_command("z", "1")}),
+               at(2));
+    take(sup);
+    REQUIRE(sup.find("a") == 2);
+    ReloadOutcome outcome = sup.reload(
+        tree({with_command("a", "1"), with_command("m", "1"), with_command("z", "2")}), at(3));
+    CHECK(outcome.added.empty());
+    CHECK(outcome.removed.empty());
+    CHECK(outcome.changed == Names{"z"});
+    CHECK(outcome.unchanged == 2);
+    CHECK(sup.find("a") == 2);
+}
+
 TEST_CASE("a removed service's exit is still handled and it never comes back") {
     Supervisor sup = three_running();
     sup.reload(tree({with_command("keep", "1"), with_command("change", "1")}), at(5));

@@ -228,9 +228,12 @@ TEST_CASE("a reload that changes only the schedule re-arms it and keeps the epis
     sup.on_time(at(10));
     sup.on_spawned(0, 1, 100, at(10));
     take(sup);
-    ReloadOutcome r = sup.reload(tree({scheduled("backup", "every 1m")}), at(12));
+    config::ServiceSpec changed = scheduled("backup", "every 1m");
+    changed.stamp.number = 9;
+    ReloadOutcome r = sup.reload(tree({changed}), at(12));
     CHECK(r.changed == std::vector<std::string>{"backup"});
     const Service& s = sup.service(0);
+    CHECK(s.spec().stamp.number == 9);  // now equal to that parse
     CHECK(s.state() == State::running);
     CHECK(s.pid() == 100);
     CHECK(s.spec().schedule->expression == "every 1m");
