@@ -56,8 +56,8 @@ using LoadResult = std::expected<Tree, std::vector<Diagnostic>>;
 // What load_tree() keeps of the service files it parsed, so that the next load of the
 // same directory with the same options parses only the files that changed: a reload
 // of 10,000 files with one edited parses one, and lists the others. The checks across
-// files (validate_tree) run on every load, and pkitd.toml is read every time, so a
-// change there is seen in full.
+// files (validate_tree) run on every load that has any to run (an `after` or a group
+// member), and pkitd.toml is read every time, so a change there is seen in full.
 //
 // While a ServicesWatch (inotify) has been on services/ since the last load, the
 // directory is listed again only when an event named a *.toml entry (one created,

@@ -70,16 +70,25 @@ ReloadOutcome Supervisor::reload_from(config::Tree& tree, Now now) {
     // they are dropped in one pass at the end, not searched for one by one.
     std::vector<bool> superseded(m_services.size(), false);
     const std::size_t pending_before = m_reloads.size();
+    // A definition waiting for its service's old run to end is what the service will
+    // run: the new tree is compared with it, not with the running one.
+    std::vector<const config::ServiceSpec*> waiting(m_services.size(), nullptr);
+    for (const PendingReload& pending : m_reloads) {
+        if (pending.replacement) {
+            waiting[pending.service] = &*pending.replacement;
+        }
+    }
     std::vector<std::size_t> added;
     // Whether the graph (names, `after` edges, groups) may differ: else build_graph(),
     // linear in every service, is left out.
     bool edges_changed = old_daemon.groups != m_daemon.groups;
     // Both in name order, mostly: the slot after the last one found is tried before
-    // the index, which then is seldom needed.
+    // the index, which then is seldom needed. Only the slots there were before: a name
+    // twice in `tree` must not find the slot its first mention added.
     std::size_t next_slot = 0;
     for (config::ServiceSpec& spec : tree.services) {
         std::optional<std::size_t> existing;
-        if (next_slot < m_services.size() && !m_retired[next_slot] &&
+        if (next_slot < kept.size() && !m_retired[next_slot] &&
             m_services[next_slot]->name() == spec.name) {
             existing = next_slot;
         } else {
@@ -101,9 +110,13 @@ ReloadOutcome Supervisor::reload_from(config::Tree& tree, Now now) {
                                          group_containing(new_groups, spec.name));
         // The same parse of the file needs no look; another that holds the same values
         // is its parse from now on.
-        bool same = s.spec().stamp.same_parse(spec.stamp);
-        if (!same && s.spec() == spec) {
-            s.restamp(spec.stamp);
+        const config::ServiceSpec* next = waiting[*existing];
+        const config::ServiceSpec& current = next != nullptr ? *next : s.spec();
+        bool same = current.stamp.same_parse(spec.stamp);
+        if (!same && current == spec) {
+            if (next == nullptr) {
+                s.restamp(spec.stamp);
+            }
             same = true;
         }
         if (same && !group_changed) {
@@ -112,7 +125,7 @@ ReloadOutcome Supervisor::reload_from(config::Tree& tree, Now now) {
         }
         outcome.changed.push_back(spec.name);
         edges_changed = edges_changed || s.spec().after != spec.after;
-        if (!group_changed && only_schedule_differs(s.spec(), spec)) {
+        if (!group_changed && next == nullptr && only_schedule_differs(s.spec(), spec)) {
             Service& job = touch(*existing);
             job.replace_schedule(*spec.schedule);
             job.restamp(spec.stamp);  // nothing else differed

@@ -83,6 +83,30 @@ TEST_CASE("reload restarts a changed service with fresh counters and run still c
     CHECK(keep.state() == State::running);
 }
 
+TEST_CASE("a file put back while its change waits for the old run runs as put back") {
+    // The second reload is compared with the definition that waits, not the running
+    // one it equals: else the change it undid would still be applied.
+    Supervisor sup = three_running();
+    sup.reload(
+        tree({with_command("keep", "1"), with_command("change", "2"), with_command("remove", "1")}),
+        at(5));
+    sup.take_actions();
+    REQUIRE(sup.service(0).state() == State::stopping);
+    ReloadOutcome outcome = sup.reload(
+        tree({with_command("keep", "1"), with_command("change", "1"), with_command("remove", "1")}),
+        at(5.05));
+    CHECK(outcome.changed == Names{"change"});
+    CHECK(outcome.unchanged == 2);
+    sup.on_exit(200, killed(SIGTERM), at(5.1));
+    sup.take_actions();
+    CHECK(sup.service(0).spec().command == std::vector<std::string>{"/bin/sleep", "1"});
+    // Reloaded once more, unchanged: the definition now running is the one compared.
+    outcome = sup.reload(
+        tree({with_command("keep", "1"), with_command("change", "1"), with_command("remove", "1")}),
+        at(6));
+    CHECK(outcome.unchanged == 3);
+}
+
 TEST_CASE("reload of an identical tree touches nothing") {
     Supervisor sup = three_running();
     ReloadOutcome outcome = sup.reload(
