@@ -13,6 +13,7 @@
 #include <netinet/in.h>
 #include <poll.h>
 #include <signal.h>
+#include <sys/resource.h>
 #include <sys/socket.h>
 #include <sys/un.h>
 #include <sys/wait.h>
@@ -466,6 +467,9 @@ public:
     Pkitd(const Pkitd&) = delete;
     Pkitd& operator=(const Pkitd&) = delete;
 
+    // The next start() gives pkitd this RLIMIT_NOFILE, soft and hard: it cannot raise it.
+    void limit_descriptors(rlim_t limit) { m_nofile = limit; }
+
     // Forks and execs pkitd; `started_at()` is the clock just before the fork.
     bool start() {
         int null_fd = ::open("/dev/null", O_RDWR | O_CLOEXEC);
@@ -479,6 +483,10 @@ public:
             ::dup2(null_fd, 1);
             ::dup2(log_fd, 2);
             ::putenv(marker.data());
+            if (m_nofile) {
+                rlimit limit{*m_nofile, *m_nofile};
+                ::setrlimit(RLIMIT_NOFILE, &limit);
+            }
             ::execl(m_binary.c_str(), m_binary.c_str(), "--config", m_config.c_str(), "--socket",
                     m_socket.c_str(), static_cast<char*>(nullptr));
             ::_exit(127);
@@ -573,6 +581,7 @@ private:
     pid_t m_pid = -1;
     int m_exit_code = -1;
     double m_started_at = 0.0;
+    std::optional<rlim_t> m_nofile;
 };
 
 // --- Other programs ---------------------------------------------------------------
