@@ -542,8 +542,8 @@ int growth(const std::string& binary, const std::string& pkitctl, std::size_t fr
               "KiB", "", "", "");
     growth_row("/metrics, a render each", small.metrics, large.metrics, 12, 300);
     print_row("  stat files kept open for the next scrape",
-              std::to_string(small.stat_files) + " -> " + std::to_string(large.stat_files), "",
-              "", "", "");
+              std::to_string(small.stat_files) + " -> " + std::to_string(large.stat_files), "", "",
+              "", "");
     if (large.stat_files == 0) {
         growth_row("  ... from the smaller size with none kept open either", small.metrics_scarce,
                    large.metrics, 12, 300);

@@ -38,6 +38,21 @@ Supervisor three_running() {
     return sup;
 }
 
+// The three files with `change`'s command 1 or 2.
+config::Tree three_files(const char* change) {
+    return tree(
+        {with_command("keep", "1"), with_command("change", change), with_command("remove", "1")});
+}
+
+// three_running(), then reloaded with `change`'s command 2: its old run is stopping.
+Supervisor change_waiting() {
+    Supervisor sup = three_running();
+    sup.reload(three_files("2"), at(5));
+    sup.take_actions();
+    REQUIRE(sup.service(0).state() == State::stopping);
+    return sup;
+}
+
 TEST_CASE("reload reports added, removed, changed and unchanged services") {
     Supervisor sup = three_running();
     ReloadOutcome outcome = sup.reload(
@@ -59,12 +74,7 @@ TEST_CASE("reload reports added, removed, changed and unchanged services") {
 }
 
 TEST_CASE("reload restarts a changed service with fresh counters and run still counting") {
-    Supervisor sup = three_running();
-    sup.reload(
-        tree({with_command("keep", "1"), with_command("change", "2"), with_command("remove", "1")}),
-        at(5));
-    sup.take_actions();
-    CHECK(sup.service(0).state() == State::stopping);
+    Supervisor sup = change_waiting();
     sup.on_exit(200, killed(SIGTERM), at(5.1));
     CHECK(take(sup) ==
           "exited change r2 signal TERM by operator | cleanup 0 pgid 200 TERM grace 5000ms | "
@@ -86,32 +96,21 @@ TEST_CASE("reload restarts a changed service with fresh counters and run still c
 TEST_CASE("a file put back while its change waits for the old run runs as put back") {
     // The second reload is compared with the definition that waits, not the running
     // one it equals: else the change it undid would still be applied.
-    Supervisor sup = three_running();
-    sup.reload(
-        tree({with_command("keep", "1"), with_command("change", "2"), with_command("remove", "1")}),
-        at(5));
-    sup.take_actions();
-    REQUIRE(sup.service(0).state() == State::stopping);
-    ReloadOutcome outcome = sup.reload(
-        tree({with_command("keep", "1"), with_command("change", "1"), with_command("remove", "1")}),
-        at(5.05));
+    Supervisor sup = change_waiting();
+    ReloadOutcome outcome = sup.reload(three_files("1"), at(5.05));
     CHECK(outcome.changed == Names{"change"});
     CHECK(outcome.unchanged == 2);
     sup.on_exit(200, killed(SIGTERM), at(5.1));
     sup.take_actions();
     CHECK(sup.service(0).spec().command == std::vector<std::string>{"/bin/sleep", "1"});
     // Reloaded once more, unchanged: the definition now running is the one compared.
-    outcome = sup.reload(
-        tree({with_command("keep", "1"), with_command("change", "1"), with_command("remove", "1")}),
-        at(6));
+    outcome = sup.reload(three_files("1"), at(6));
     CHECK(outcome.unchanged == 3);
 }
 
 TEST_CASE("reload of an identical tree touches nothing") {
     Supervisor sup = three_running();
-    ReloadOutcome outcome = sup.reload(
-        tree({with_command("keep", "1"), with_command("change", "1"), with_command("remove", "1")}),
-        at(5));
+    ReloadOutcome outcome = sup.reload(three_files("1"), at(5));
     CHECK(outcome.added.empty());
     CHECK(outcome.removed.empty());
     CHECK(outcome.changed.empty());
