@@ -69,8 +69,6 @@ int memfds_named(pid_t pid, const std::string& name) {
     return found;
 }
 
-// Whether process `pid` holds the server side of the client connection `fd` (has
-// accepted it): the socket /proc/net/tcp lists for the reversed address pair, by inode.
 // A /healthz asked on `c`: its reply's status, or 0 when none came within 5 s.
 int healthz_on(HttpConnection& c) {
     if (!c.send("GET /healthz HTTP/1.1\r\nHost: x\r\n\r\n")) {
@@ -80,6 +78,8 @@ int healthz_on(HttpConnection& c) {
     return reply ? reply->status : 0;
 }
 
+// Whether process `pid` holds the server side of the client connection `fd` (has
+// accepted it): the socket /proc/net/tcp lists for the reversed address pair, by inode.
 bool holds_peer_of(pid_t pid, int fd) {
     sockaddr_in local{};
     sockaddr_in remote{};

@@ -46,36 +46,39 @@ struct TurnCounter {
     std::size_t readers = 0;
 };
 
-std::vector<std::pair<uv_loop_t*, TurnCounter*>>& turn_counters() {
-    thread_local std::vector<std::pair<uv_loop_t*, TurnCounter*>> counters;
+// The counters of this thread's loops that have readers (one, but for tests).
+std::vector<TurnCounter*>& turn_counters() {
+    thread_local std::vector<TurnCounter*> counters;
     return counters;
 }
 
+std::vector<TurnCounter*>::iterator counter_of(uv_loop_t* loop) {
+    return std::ranges::find_if(turn_counters(),
+                                [loop](const TurnCounter* c) { return c->check.loop == loop; });
+}
+
 void hold_turn_counter(uv_loop_t* loop) {
-    auto& counters = turn_counters();
-    auto it = std::ranges::find(counters, loop, &std::pair<uv_loop_t*, TurnCounter*>::first);
-    if (it == counters.end()) {
+    auto it = counter_of(loop);
+    if (it == turn_counters().end()) {
         auto* counter = new TurnCounter;
         uv_check_init(loop, &counter->check);  // cannot fail on Unix
         counter->check.data = counter;
         uv_check_start(&counter->check,
                        [](uv_check_t* handle) { ++static_cast<TurnCounter*>(handle->data)->turn; });
         uv_unref(reinterpret_cast<uv_handle_t*>(&counter->check));
-        counters.emplace_back(loop, counter);
-        it = counters.end() - 1;
+        it = turn_counters().insert(turn_counters().end(), counter);
     }
-    ++it->second->readers;
+    ++(*it)->readers;
 }
 
 void release_turn_counter(uv_loop_t* loop) {
-    auto& counters = turn_counters();
-    auto it = std::ranges::find(counters, loop, &std::pair<uv_loop_t*, TurnCounter*>::first);
-    if (it == counters.end() || --it->second->readers > 0) {
+    auto it = counter_of(loop);
+    if (it == turn_counters().end() || --(*it)->readers > 0) {
         return;
     }
-    uv_close(reinterpret_cast<uv_handle_t*>(&it->second->check),
+    uv_close(reinterpret_cast<uv_handle_t*>(&(*it)->check),
              [](uv_handle_t* handle) { delete static_cast<TurnCounter*>(handle->data); });
-    counters.erase(it);
+    turn_counters().erase(it);
 }
 
 // What the current turn of a loop has spent on lines: when it began delivering them
@@ -92,18 +95,15 @@ struct TurnClock {
 
 TurnClock& turn_clock(uv_loop_t* loop) {
     thread_local TurnClock clock;
-    auto& counters = turn_counters();
-    auto it = std::ranges::find(counters, loop, &std::pair<uv_loop_t*, TurnCounter*>::first);
-    const std::uint64_t turn = it != counters.end() ? it->second->turn : uv_now(loop);
+    auto it = counter_of(loop);
+    // A reader holds its loop's counter while it can deliver; were none found, the
+    // loop's millisecond would stand in for the turn.
+    const std::uint64_t turn = it != turn_counters().end() ? (*it)->turn : uv_now(loop);
     const std::uint64_t now = uv_hrtime();
     if (clock.loop != loop || clock.turn != turn || now - clock.began > 2 * k_drain_budget_ns) {
         clock = {loop, turn, now, false};
     }
     return clock;
-}
-
-std::uint64_t turn_began(uv_loop_t* loop) {
-    return turn_clock(loop).began;
 }
 
 // Large enough to keep a typical partial line without reallocating, small enough that
@@ -305,7 +305,7 @@ void LineReader::Watch::on_resume() {
 }
 
 std::uint64_t LineReader::Watch::deadline_in(std::uint64_t budget) {
-    return turn_began(poll.loop) + budget;
+    return turn_clock(poll.loop).began + budget;
 }
 
 void LineReader::Watch::read_some(char* buffer, std::size_t size, std::size_t limit, Until until,
