@@ -11,13 +11,13 @@
 
 namespace pkit::shell {
 
-Reaper::Reaper(uv_loop_t* loop, Callback callback, std::size_t batch, ScanThrottle throttle)
+Reaper::Reaper(uv_loop_t* loop, Callback callback, std::size_t batch, ReapPace pace)
     : m_signal(this),
       m_more(loop, [this] { reap_batch(); }),
       m_put_off(loop),
       m_callback(std::move(callback)),
       m_batch(std::max<std::size_t>(1, batch)),
-      m_throttle(throttle) {
+      m_pace(pace) {
     m_signal.init(uv_signal_init, loop);
 }
 
@@ -33,8 +33,9 @@ std::expected<void, int> Reaper::start() {
 }
 
 std::size_t Reaper::reap_batch() {
-    std::size_t reaped = reap(m_batch);
-    if (reaped == m_batch) {
+    bool more = false;
+    const std::size_t reaped = reap(m_batch, uv_hrtime() + m_pace.budget_ns, more);
+    if (more) {
         m_more.schedule();
     }
     return reaped;
@@ -42,7 +43,9 @@ std::size_t Reaper::reap_batch() {
 
 std::size_t Reaper::reap_now() {
     m_next_scan_ns = 0;
-    return reap(std::numeric_limits<std::size_t>::max());
+    bool more = false;
+    return reap(std::numeric_limits<std::size_t>::max(), std::numeric_limits<std::uint64_t>::max(),
+                more);
 }
 
 void Reaper::expect(pid_t pid) {
@@ -56,10 +59,11 @@ void Reaper::expect(pid_t pid) {
     }
 }
 
-std::size_t Reaper::reap(std::size_t limit) {
-    std::size_t reaped = reap_expected(limit);
-    if (reaped == limit) {
-        return reaped;
+std::size_t Reaper::reap(std::size_t limit, std::uint64_t until_ns, bool& more) {
+    const std::size_t by_pid = reap_expected(until_ns, more);
+    m_by_pid_since_scan += by_pid;
+    if (more) {
+        return by_pid;
     }
     const std::uint64_t now = uv_hrtime();
     if (now < m_next_scan_ns) {
@@ -67,18 +71,21 @@ std::size_t Reaper::reap(std::size_t limit) {
             const std::uint64_t ms = (m_next_scan_ns - now + 999'999) / 1'000'000;
             m_put_off.start(ms, [this] { reap_batch(); });
         }
-        return reaped;
+        return by_pid;
     }
     m_put_off.stop();
-    // Only a scan that found nothing is put off by: one that found children is the only
-    // way to reap those whose pipes never ended (a leftover of their group holds them).
-    std::uint64_t fruitless_ns = 0;
-    const std::size_t found = scan(limit - reaped, fruitless_ns);
-    reaped += found;
-    m_next_scan_ns = found > 0 || fruitless_ns < m_throttle.cheap_ns
-                         ? 0
-                         : uv_hrtime() + m_throttle.put_off_factor * fruitless_ns;
-    return reaped;
+    ScanCost cost;
+    const std::size_t found = scan(limit, until_ns, cost, more);
+    // A costly scan puts the next off when it found nothing, or when children were reaped
+    // by pid since the one before: most runs end that way, and the scan only finds them
+    // sooner. One that found children while nothing else reaped is not put off: it is the
+    // only way to reap runs whose pipes never ended (a leftover of their group holds them).
+    const bool may_put_off = found == 0 || m_by_pid_since_scan > 0;
+    const std::uint64_t spent = found == 0 ? cost.fruitless_ns : cost.total_ns;
+    m_next_scan_ns =
+        may_put_off && spent >= m_pace.cheap_ns ? uv_hrtime() + m_pace.put_off_factor * spent : 0;
+    m_by_pid_since_scan = 0;
+    return by_pid + found;
 }
 
 void Reaper::deliver(pid_t pid, int status) {
@@ -89,7 +96,7 @@ void Reaper::deliver(pid_t pid, int status) {
     }
 }
 
-std::size_t Reaper::reap_expected(std::size_t limit) {
+std::size_t Reaper::reap_expected(std::uint64_t until_ns, bool& more) {
     std::size_t reaped = 0;
     std::size_t kept = 0;
     // Indices, not iterators: a callback may expect() more, appended and seen here too.
@@ -98,14 +105,14 @@ std::size_t Reaper::reap_expected(std::size_t limit) {
         const pid_t pid = expected.pid;
         int status = 0;
         pid_t got = 0;
-        if (reaped < limit) {
+        if (!more) {
             do {
                 got = waitpid(pid, &status, WNOHANG);
             } while (got < 0 && errno == EINTR);
             ++expected.tries;
         }
         if (got == 0) {
-            // Still running (or the batch is full): later, unless it has had its tries.
+            // Still running (or the turn's time is up): later, unless it has had its tries.
             if (expected.tries < k_expect_tries) {
                 m_expected[kept++] = expected;
             }
@@ -116,28 +123,35 @@ std::size_t Reaper::reap_expected(std::size_t limit) {
         }
         ++reaped;
         deliver(pid, status);
+        more = uv_hrtime() >= until_ns;
     }
     m_expected.resize(kept);
     return reaped;
 }
 
-std::size_t Reaper::scan(std::size_t limit, std::uint64_t& fruitless_ns) {
+std::size_t Reaper::scan(std::size_t limit, std::uint64_t until_ns, ScanCost& cost, bool& more) {
     std::size_t reaped = 0;
     while (reaped < limit) {
         int status = 0;
         const std::uint64_t before = uv_hrtime();
         pid_t pid = waitpid(-1, &status, WNOHANG);
+        const std::uint64_t after = uv_hrtime();
+        cost.total_ns += after - before;
         if (pid < 0 && errno == EINTR) {
             continue;
         }
         if (pid <= 0) {
             // 0: children remain but none has exited; ECHILD: no children at all.
-            fruitless_ns = uv_hrtime() - before;
+            cost.fruitless_ns = after - before;
             return reaped;
         }
         ++reaped;
         deliver(pid, status);
+        if (uv_hrtime() >= until_ns) {
+            break;
+        }
     }
+    more = true;  // the batch is full or the turn's time is up: maybe more have ended
     return reaped;
 }
 

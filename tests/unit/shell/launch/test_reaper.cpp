@@ -1,5 +1,6 @@
 // Reaper: every child is reaped through waitpid(-1), including orphans that come to
-// pkitd as a subreaper and that it never started; a turn reaps at most one batch.
+// pkitd as a subreaper and that it never started; the children expected to have ended
+// are waited for by pid; a turn reaps within a time budget and a scan at most a batch.
 
 #include <sys/wait.h>
 #include <unistd.h>
@@ -182,6 +183,74 @@ TEST_CASE("an expected child is waited for by its pid while scans are put off") 
     CHECK(loop.close() == 0);
 }
 
+TEST_CASE("expected children are reaped while the turn's budget lasts, not a batch of them") {
+    // In a mass stop the runs end faster than a batch a turn: each is reaped as its pipes
+    // end, and none is left in a backlog for after the last one.
+    TestLoop loop;
+    std::set<pid_t> reaped;
+    {
+        Reaper reaper(
+            loop.get(), [&](pid_t pid, int) { reaped.insert(pid); }, 1);
+        std::set<pid_t> expected;
+        for (int i = 0; i < 5; ++i) {
+            const pid_t pid = exited_child();
+            expected.insert(pid);
+            reaper.expect(pid);
+        }
+        CHECK(reaper.reap_batch() == 5);
+        CHECK(reaped == expected);
+        CHECK(reaper.expected() == 0);
+    }
+    CHECK(loop.close() == 0);
+}
+
+TEST_CASE("when the turn's budget is spent, the expected children left wait for the next turn") {
+    TestLoop loop;
+    std::set<pid_t> reaped;
+    {
+        // No budget: each turn reaps one child, at least, and goes on at the next turn.
+        Reaper reaper(loop.get(), [&](pid_t pid, int) { reaped.insert(pid); },
+                      Reaper::k_default_batch, {.budget_ns = 0});
+        std::set<pid_t> expected;
+        for (int i = 0; i < 3; ++i) {
+            const pid_t pid = exited_child();
+            expected.insert(pid);
+            reaper.expect(pid);
+        }
+        CHECK(reaper.reap_batch() == 1);
+        CHECK(reaper.continuing());
+        CHECK(reaper.expected() == 2);
+        uv_run(loop.get(), UV_RUN_NOWAIT);
+        CHECK(reaped.size() == 2);
+        uv_run(loop.get(), UV_RUN_NOWAIT);
+        CHECK(reaped == expected);
+    }
+    CHECK(loop.close() == 0);
+}
+
+TEST_CASE("a costly scan that found children is put off while others are reaped by pid") {
+    // In a mass stop a scan mostly finds runs whose pipes' end the loop has not read yet,
+    // after a look at every child older than them: the waits by pid reap those anyway.
+    TestLoop loop;
+    std::set<pid_t> reaped;
+    {
+        // Not started (nothing watches SIGCHLD); every scan counts as costly.
+        Reaper reaper(loop.get(), [&](pid_t pid, int) { reaped.insert(pid); },
+                      Reaper::k_default_batch, {.cheap_ns = 0, .put_off_factor = 1'000'000'000});
+        const pid_t by_pid = exited_child();
+        const pid_t unexpected = exited_child();
+        reaper.expect(by_pid);
+        CHECK(reaper.reap_batch() == 2);  // one by pid, one by the scan
+        CHECK(reaped == std::set<pid_t>{by_pid, unexpected});
+        const pid_t later = exited_child();
+        CHECK(reaper.reap_batch() == 0);  // the scan is put off
+        CHECK_FALSE(reaped.contains(later));
+        CHECK(reaper.reap_now() == 1);  // reap_now does not wait
+        CHECK(reaped.contains(later));
+    }
+    CHECK(loop.close() == 0);
+}
+
 TEST_CASE("a child that lives on after it was expected is left to the scans after its tries") {
     // A run that closed its output and goes on running must not cost a waitpid at
     // every SIGCHLD for as long as it lives.
@@ -214,9 +283,9 @@ TEST_CASE("a child that lives on after it was expected is left to the scans afte
     CHECK(loop.close() == 0);
 }
 
-TEST_CASE("only a scan that found nothing puts the next off") {
+TEST_CASE("a scan that found children while nothing was reaped by pid puts nothing off") {
     // Children whose pipes never end (a leftover of their group holds them) have only
-    // the scan: one that reaps must not hold back the next.
+    // the scan: one that reaps them must not hold back the next.
     TestLoop loop;
     std::set<pid_t> reaped;
     {
