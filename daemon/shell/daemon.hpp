@@ -5,7 +5,7 @@
 // writes. No restart policy lives here.
 //
 //   kernel ──SIGCHLD──▶ Reaper ──on_exit──▶ Supervisor ──Actions──▶ execute()
-//     (a batch of exits a turn; their spawns at the next) │
+//     (5 ms of exits a turn; their spawns at the next)    │
 //   pipes ──lines──▶ LineReader ──on_output──▶ tails      │  Spawn  → prepare_launch()
 //   Spawner thread (clone) ──uv_async──▶ PendingLaunches  │    → Spawner (thread: clone)
 //   report pipe ──▶ PendingLaunches ──on_spawned/on_launch_failed──▶ Supervisor
