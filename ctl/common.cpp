@@ -48,6 +48,23 @@ proto::json call(const GlobalOptions& global, const proto::Request& request,
     return result_of(client.read_reply(), client.path());
 }
 
+void print_result_text(const GlobalOptions& global, const proto::Request& request) {
+    Client client(socket_path(global), timeout_of(global));
+    client.send(request);
+    const std::string line = client.read_reply_line();
+    if (auto text = proto::result_text(line)) {
+        std::cout << *text << '\n' << std::flush;
+        return;
+    }
+    // An error reply (thrown as call() throws it), or one not as expected.
+    auto reply = proto::parse_reply(line);
+    if (!reply) {
+        throw CtlError(k_exit_unreachable,
+                       "unexpected reply from " + client.path() + ": " + reply.error());
+    }
+    print_json(result_of(std::move(*reply), client.path()));
+}
+
 std::vector<proto::ServiceStatus> call_for_rows(const GlobalOptions& global,
                                                 const proto::Request& request,
                                                 std::chrono::milliseconds reply_timeout) {

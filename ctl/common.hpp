@@ -23,6 +23,11 @@ proto::json call(const GlobalOptions& global, const proto::Request& request);
 proto::json call(const GlobalOptions& global, const proto::Request& request,
                  std::chrono::milliseconds reply_timeout);
 
+// Sends `request` and prints its result as JSON, as print_json(call(...)) would, but
+// from the reply line as it came when it is a valid successful reply (no JSON tree of
+// the result is built). Errors as call().
+void print_result_text(const GlobalOptions& global, const proto::Request& request);
+
 // The same for a request whose result holds status rows (status, start, stop, ...):
 // the rows, read straight from the reply line (proto/status_rows.hpp), without the
 // result's JSON tree. Errors as call().

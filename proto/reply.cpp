@@ -1,5 +1,7 @@
 #include "proto/reply.hpp"
 
+#include "proto/json_scan.hpp"
+
 namespace pkit::proto {
 
 std::string to_line(const json& value) {
@@ -106,6 +108,112 @@ std::expected<Reply, std::string> parse_reply(std::string_view line) noexcept {
     } catch (...) {
         return std::unexpected("the reply could not be processed");
     }
+}
+
+namespace {
+
+// Takes any JSON text and keeps nothing: scan_json's check, without a tree.
+class JsonChecker final : public JsonSax {
+public:
+    bool null() override { return true; }
+    bool boolean(bool) override { return true; }
+    bool number_integer(number_integer_t) override { return true; }
+    bool number_unsigned(number_unsigned_t) override { return true; }
+    bool number_float(number_float_t, const string_t&) override { return true; }
+    bool string(string_t&) override { return true; }
+    bool binary(binary_t&) override { return false; }  // not in JSON text
+    bool start_object(std::size_t) override { return true; }
+    bool end_object() override { return true; }
+    bool start_array(std::size_t) override { return true; }
+    bool end_array() override { return true; }
+    bool key(string_t&) override { return true; }
+    bool parse_error(std::size_t, const std::string&, const nlohmann::detail::exception&) override {
+        return false;
+    }
+};
+
+bool is_space(char c) {
+    return c == ' ' || c == '\t' || c == '\n' || c == '\r';
+}
+
+std::size_t skip_space(std::string_view text, std::size_t at) {
+    while (at < text.size() && is_space(text[at])) {
+        ++at;
+    }
+    return at;
+}
+
+// In valid JSON text, from the start of a value: where it ends (the `,` or `}` after it
+// at its own level, or the text's end).
+std::size_t skip_value(std::string_view text, std::size_t at) {
+    int depth = 0;
+    bool in_string = false;
+    for (; at < text.size(); ++at) {
+        const char c = text[at];
+        if (in_string) {
+            if (c == '\\') {
+                ++at;  // the escaped character, whatever it is
+            } else if (c == '"') {
+                in_string = false;
+            }
+        } else if (c == '"') {
+            in_string = true;
+        } else if (c == '{' || c == '[') {
+            ++depth;
+        } else if (c == '}' || c == ']') {
+            if (depth == 0) {
+                return at;
+            }
+            --depth;
+        } else if (c == ',' && depth == 0) {
+            return at;
+        }
+    }
+    return at;
+}
+
+}  // namespace
+
+std::optional<std::string_view> result_text(std::string_view line) {
+    JsonChecker checker;
+    if (!scan_json(line, checker)) {
+        return std::nullopt;
+    }
+    // Valid JSON from here on: only its top-level members are walked.
+    std::size_t at = skip_space(line, 0);
+    if (at >= line.size() || line[at] != '{') {
+        return std::nullopt;
+    }
+    bool ok = false;
+    std::optional<std::string_view> result;
+    at = skip_space(line, at + 1);
+    while (at < line.size() && line[at] == '"') {
+        std::size_t key_end = at + 1;  // past the key's closing quote
+        while (key_end < line.size() && line[key_end] != '"') {
+            key_end += line[key_end] == '\\' ? 2 : 1;
+        }
+        const std::string_view key = line.substr(at, key_end + 1 - at);
+        const std::size_t value_begin = skip_space(line, skip_space(line, key_end + 1) + 1);
+        const std::size_t member_end = skip_value(line, value_begin);
+        std::size_t value_end = member_end;
+        while (value_end > value_begin && is_space(line[value_end - 1])) {
+            --value_end;  // whitespace before the `,` or `}`
+        }
+        const std::string_view value = line.substr(value_begin, value_end - value_begin);
+        if (key == "\"ok\"") {
+            ok = value == "true";
+        } else if (key == "\"result\"" && !result) {
+            result = value;
+        }
+        if (member_end >= line.size() || line[member_end] != ',') {
+            break;
+        }
+        at = skip_space(line, member_end + 1);
+    }
+    if (!ok || !result) {
+        return std::nullopt;
+    }
+    return result;
 }
 
 }  // namespace pkit::proto

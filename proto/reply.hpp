@@ -8,6 +8,7 @@
 // UTF-8 (a service's output may be anything) is replaced with U+FFFD, never thrown on.
 
 #include <expected>
+#include <optional>
 #include <string>
 #include <string_view>
 
@@ -46,5 +47,12 @@ struct Reply {
 // Parses a line from pkitd. Never throws; a line that is none of the four shapes
 // comes back as a message saying what is wrong with it.
 std::expected<Reply, std::string> parse_reply(std::string_view line) noexcept;
+
+// The text of a successful reply's result as the line has it (the value of "result",
+// without the whitespace around it), when `line` is one valid JSON object whose "ok" is
+// true; nullopt for anything else (an error reply, a line that is not JSON). For a
+// client that passes a large result on as it came, with no tree of it built only to be
+// written again: pkitd writes what to_line() would write (proto/json_writer.hpp).
+std::optional<std::string_view> result_text(std::string_view line);
 
 }  // namespace pkit::proto

@@ -1,7 +1,8 @@
 // Fuzz target: one reply line as pkitctl reads the status rows from it. scan_json, the
 // reader under proto::parse_status_rows, must make the calls nlohmann's sax_parse makes
 // and accept and refuse the same texts; parse_status_rows must return (it is noexcept)
-// without a sanitizer finding.
+// without a sanitizer finding; and where result_text finds a result (`--json status`
+// prints it as it came), parse_reply must find a result that is the same JSON.
 
 #include <cstdint>
 #include <cstdlib>
@@ -10,6 +11,7 @@
 #include <nlohmann/json.hpp>
 
 #include "proto/json_scan.hpp"
+#include "proto/reply.hpp"
 #include "proto/status_rows.hpp"
 #include "tests/unit/proto/json_recorder.hpp"
 
@@ -23,5 +25,12 @@ extern "C" int LLVMFuzzerTestOneInput(const std::uint8_t* data, std::size_t size
         std::abort();
     }
     (void)pkit::proto::parse_status_rows(text);
+    if (auto result = pkit::proto::result_text(text)) {
+        auto reply = pkit::proto::parse_reply(text);
+        if (!reply || reply->kind != pkit::proto::Reply::Kind::result ||
+            nlohmann::json::parse(*result) != reply->body) {
+            std::abort();
+        }
+    }
     return 0;
 }

@@ -4,6 +4,8 @@
 #include "tests/unit/proto/proto_doctest.hpp"
 
 #include "proto/reply.hpp"
+#include "proto/status.hpp"
+#include "tests/unit/proto/awkward_status.hpp"
 
 using namespace pkit::proto;
 
@@ -97,5 +99,39 @@ TEST_CASE("parse_reply refuses lines of no known shape without throwing") {
     for (auto line : {"", "[]", "garbage", "{}", R"({"ok":"yes"})", R"({"ok":false,"error":3})",
                       "{\"ok\":true,\"result\":\"\xff\"}"}) {
         CHECK_FALSE(parse_reply(line).has_value());
+    }
+}
+
+TEST_CASE("result_text is a status reply's result as to_line would write it") {
+    // pkitctl --json status prints it as it came: the same bytes as a tree made of it.
+    StatusResult result;
+    for (int k = 0; k < 12; ++k) {
+        result.services.push_back(pkit::proto::test::awkward_status(k));
+    }
+    std::string line = ok_reply(7, result, {});
+    line.pop_back();  // its newline
+    auto text = result_text(line);
+    REQUIRE(text.has_value());
+    auto parsed = parse_reply(line);
+    REQUIRE(parsed.has_value());
+    CHECK(std::string(*text) + "\n" == to_line(parsed->body));
+}
+
+TEST_CASE("result_text takes the members in any order and with space around them") {
+    CHECK(result_text(R"({"id":1,"ok":true,"result":{"a":[1,{"b":"}],\""}]}})") ==
+          R"({"a":[1,{"b":"}],\""}]})");
+    CHECK(result_text(" { \"result\" : [ 1 , 2 ] ,\n\"ok\" : true , \"id\" : \"x,}\" } ") ==
+          "[ 1 , 2 ]");
+    CHECK(result_text(R"({"ok\"":false,"ok":true,"result":"r"})") == "\"r\"");
+    CHECK(result_text(R"({"ok":true,"result":0})") == "0");
+}
+
+TEST_CASE("result_text is nothing for an error, a line that is not JSON, or no result") {
+    for (auto line : {"", "[]", "garbage", "{}", R"({"ok":true})", R"({"result":{}})",
+                      R"({"ok":false,"result":{}})", R"({"ok":"true","result":{}})",
+                      R"({"ok":true,"result":{})", R"({"ok":true,"result":{}} x)",
+                      R"({"id":1,"ok":false,"error":{"code":"bad_request","message":"m"}})",
+                      "{\"ok\":true,\"result\":\"\xff\"}"}) {
+        CHECK_FALSE(result_text(line).has_value());
     }
 }
