@@ -200,9 +200,10 @@ std::optional<std::string_view> result_text(std::string_view line) {
             --value_end;  // whitespace before the `,` or `}`
         }
         const std::string_view value = line.substr(value_begin, value_end - value_begin);
+        // A key given twice counts as its last, as parse_reply reads it.
         if (key == "\"ok\"") {
             ok = value == "true";
-        } else if (key == "\"result\"" && !result) {
+        } else if (key == "\"result\"") {
             result = value;
         }
         if (member_end >= line.size() || line[member_end] != ',') {

@@ -50,9 +50,10 @@ std::expected<Reply, std::string> parse_reply(std::string_view line) noexcept;
 
 // The text of a successful reply's result as the line has it (the value of "result",
 // without the whitespace around it), when `line` is one valid JSON object whose "ok" is
-// true; nullopt for anything else (an error reply, a line that is not JSON). For a
-// client that passes a large result on as it came, with no tree of it built only to be
-// written again: pkitd writes what to_line() would write (proto/json_writer.hpp).
+// true (a key given twice counts as its last one, as parse_reply reads it); nullopt for
+// anything else (an error reply, a line that is not JSON). For a client that passes a
+// large result on as it came, with no tree of it built only to be written again:
+// pkitd writes what to_line() would write (proto/json_writer.hpp).
 std::optional<std::string_view> result_text(std::string_view line);
 
 }  // namespace pkit::proto

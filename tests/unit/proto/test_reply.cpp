@@ -124,6 +124,9 @@ TEST_CASE("result_text takes the members in any order and with space around them
           "[ 1 , 2 ]");
     CHECK(result_text(R"({"ok\"":false,"ok":true,"result":"r"})") == "\"r\"");
     CHECK(result_text(R"({"ok":true,"result":0})") == "0");
+    // A key given twice is read as its last, as parse_reply reads it (found by the fuzzer).
+    CHECK(result_text(R"({"result":null,"ok":true,"result":{"a":1}})") == R"({"a":1})");
+    CHECK_FALSE(result_text(R"({"ok":true,"result":1,"ok":false})").has_value());
 }
 
 TEST_CASE("result_text is nothing for an error, a line that is not JSON, or no result") {
