@@ -97,16 +97,14 @@ std::optional<proto::Reply> Client::read(
     if (!line) {
         return std::nullopt;
     }
-    auto reply = proto::parse_reply(*line);
-    if (!reply) {
-        throw CtlError(k_exit_unreachable,
-                       "unexpected reply from " + m_path + ": " + reply.error());
-    }
-    return std::move(*reply);
+    return reply_of(*line);
 }
 
 proto::Reply Client::read_reply() {
-    auto line = read_reply_line();
+    return reply_of(read_reply_line());
+}
+
+proto::Reply Client::reply_of(std::string_view line) const {
     auto reply = proto::parse_reply(line);
     if (!reply) {
         throw CtlError(k_exit_unreachable,

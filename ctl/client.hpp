@@ -6,6 +6,7 @@
 #include <chrono>
 #include <optional>
 #include <string>
+#include <string_view>
 
 #include "proto/protocol.hpp"
 
@@ -33,6 +34,9 @@ public:
     proto::Reply read_reply();
     // The same reply's line, unparsed (for a reader of its own, proto/status_rows.hpp).
     std::string read_reply_line();
+    // A line read so, parsed as read_reply() parses it (the same CtlError when it is
+    // none of the protocol's lines).
+    proto::Reply reply_of(std::string_view line) const;
 
     const std::string& path() const { return m_path; }
     // For waiting on several clients at once (logs -f of several services): the

@@ -57,12 +57,7 @@ void print_result_text(const GlobalOptions& global, const proto::Request& reques
         return;
     }
     // An error reply (thrown as call() throws it), or one not as expected.
-    auto reply = proto::parse_reply(line);
-    if (!reply) {
-        throw CtlError(k_exit_unreachable,
-                       "unexpected reply from " + client.path() + ": " + reply.error());
-    }
-    print_json(result_of(std::move(*reply), client.path()));
+    print_json(result_of(client.reply_of(line), client.path()));
 }
 
 std::vector<proto::ServiceStatus> call_for_rows(const GlobalOptions& global,

@@ -61,7 +61,7 @@ void Reaper::expect(pid_t pid) {
 
 std::size_t Reaper::reap(std::size_t limit, std::uint64_t until_ns, bool& more) {
     const std::size_t by_pid = reap_expected(until_ns, more);
-    m_by_pid_since_scan += by_pid;
+    m_by_pid_since_scan = m_by_pid_since_scan || by_pid > 0;
     if (more) {
         return by_pid;
     }
@@ -80,11 +80,11 @@ std::size_t Reaper::reap(std::size_t limit, std::uint64_t until_ns, bool& more) 
     // by pid since the one before: most runs end that way, and the scan only finds them
     // sooner. One that found children while nothing else reaped is not put off: it is the
     // only way to reap runs whose pipes never ended (a leftover of their group holds them).
-    const bool may_put_off = found == 0 || m_by_pid_since_scan > 0;
+    const bool may_put_off = found == 0 || m_by_pid_since_scan;
     const std::uint64_t spent = found == 0 ? cost.fruitless_ns : cost.total_ns;
     m_next_scan_ns =
         may_put_off && spent >= m_pace.cheap_ns ? uv_hrtime() + m_pace.put_off_factor * spent : 0;
-    m_by_pid_since_scan = 0;
+    m_by_pid_since_scan = false;
     return by_pid + found;
 }
 

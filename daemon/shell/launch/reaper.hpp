@@ -124,8 +124,8 @@ private:
         std::uint8_t tries;
     };
     std::vector<Expected> m_expected;
-    std::uint64_t m_next_scan_ns = 0;     // uv_hrtime() from which a scan may run again
-    std::size_t m_by_pid_since_scan = 0;  // children reaped by pid since the last scan
+    std::uint64_t m_next_scan_ns = 0;  // uv_hrtime() from which a scan may run again
+    bool m_by_pid_since_scan = false;  // a child was reaped by pid since the last scan
 };
 
 // Makes pkitd a child subreaper (PR_SET_CHILD_SUBREAPER) unless it is PID 1, which
