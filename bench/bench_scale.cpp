@@ -24,6 +24,7 @@
 //     exceed by more than the work of signalling and reaping. Both also give the moment
 //     the last service process was gone (a FIFO every service holds open reaches EOF),
 //     so the slowest stop, counted from SIGTERM, and what pkitd took after it are apart.
+//     The smaller size's shutdown at once is the median of three fresh pkitds.
 // pkitd's RLIMIT_NOFILE is raised for it (two pipes a run).
 //
 //   bench_scale --pkitd PATH [--pkitctl PATH] [--services 1000] [--rounds 3] [--calls 200]
@@ -182,10 +183,6 @@ struct SizeFigures {
     std::size_t json_bytes = 0;
     std::vector<double> metrics;  // one scrape per render
     std::size_t metrics_bytes = 0;
-    std::size_t stat_files = 0;  // /proc/PID/stat files pkitd kept open after its scrapes
-    // The smaller size's scrapes with descriptors as scarce as the larger size's: no
-    // stat file kept open either (see measure_sizes).
-    std::vector<double> metrics_scarce;
     double first_reload = NAN;  // the first after start-up, one file changed
     std::vector<double> reload_unchanged;
     std::vector<double> reload_one_file;
@@ -269,17 +266,13 @@ bool wait_event(Client& events, const std::string& type, const std::string& serv
 // run) leaves a few of 10,000 failing to launch: the note says how many ran.
 std::unique_ptr<Pkitd> running_pkitd(const std::string& binary, const TempDir& dir,
                                      std::size_t services, const std::string& command,
-                                     const std::string& extra,
-                                     std::optional<rlim_t> nofile = std::nullopt) {
+                                     const std::string& extra) {
     write_tree(dir, services, command, extra);
     // pkitd keeps the start-up read of a file for the first reload only when the file's
     // ctime is over 2 s older than the read (pkitd(8), RELOAD): files as old as an
     // operator's usually are.
     sleep_seconds(3.0);
     auto pkitd = std::make_unique<Pkitd>(binary, dir.path());
-    if (nofile) {
-        pkitd->limit_descriptors(*nofile);
-    }
     if (!pkitd->start() || !wait_processes(dir.path(), services - services / 100 + 1, 300.0)) {
         return nullptr;
     }
@@ -327,12 +320,11 @@ struct Subject {
     Client events;
     int generation = 0;  // of the changed file's command
     SizeFigures f;
-    std::optional<rlim_t> nofile;  // pkitd's RLIMIT_NOFILE, when not the bench's
 };
 
 bool start_subject(Subject& s, const std::string& binary) {
     s.dir.write("pkitd.toml", "[http]\nlisten = \"127.0.0.1:" + std::to_string(s.port) + "\"\n");
-    s.pkitd = running_pkitd(binary, s.dir, s.services, s.fifo.command(), "", s.nofile);
+    s.pkitd = running_pkitd(binary, s.dir, s.services, s.fifo.command(), "");
     return s.pkitd && s.pkitd->connect(s.client) && s.pkitd->connect(s.events) &&
            s.events.request(R"({"id":2,"cmd":"events"})");
 }
@@ -368,22 +360,6 @@ std::optional<double> reload_round_trip(Subject& s) {
 
 // `scrapes` scrapes 1.1 s apart, past the 1 s for which pkitd serves a finished body
 // again: each one measures a render.
-// How many /proc/PID/stat files `pid` holds open: pkitd keeps a scraped process's open
-// for the next scrape while its descriptor table has room (ProcStatCache).
-std::size_t stat_files_open(pid_t pid) {
-    std::size_t count = 0;
-    const std::string fds = "/proc/" + std::to_string(pid) + "/fd";
-    std::error_code error;
-    for (const auto& entry : std::filesystem::directory_iterator(fds, error)) {
-        std::error_code link_error;
-        std::string target = std::filesystem::read_symlink(entry.path(), link_error).string();
-        if (!link_error && target.starts_with("/proc/") && target.ends_with("/stat")) {
-            ++count;
-        }
-    }
-    return count;
-}
-
 void scrape_metrics(Subject& s, int scrapes) {
     for (int i = 0; i < scrapes; ++i) {
         sleep_seconds(1.1);
@@ -426,7 +402,6 @@ std::pair<SizeFigures, SizeFigures> measure_sizes(const std::string& binary,
     if (start_subject(*small, binary)) {
         small->f.first_reload = one_file_reload(*small).value_or(NAN);
         scrape_metrics(*small, scrapes);
-        small->f.stat_files = stat_files_open(small->pkitd->pid());
     } else {
         print_note("the pkitd of " + std::to_string(from) + " services did not start");
     }
@@ -468,28 +443,26 @@ std::pair<SizeFigures, SizeFigures> measure_sizes(const std::string& binary,
         scrape_metrics(*large, scrapes);
         figures.second.metrics = std::move(large->f.metrics);
         figures.second.metrics_bytes = large->f.metrics_bytes;
-        figures.second.stat_files = stat_files_open(large->pkitd->pid());
         std::tie(figures.second.shutdown, figures.second.gone) =
             timed_shutdown(*large->pkitd, large->fifo);
     }
     large.reset();
-    // Where the larger size's runs take every descriptor (two pipes a run, under a hard
-    // limit pkitd cannot raise), pkitd opens and closes each stat file a scrape, while
-    // the smaller size keeps them open: the smaller size again, with a limit that leaves
-    // it no room either, compares like with like.
+    // The smaller size's shutdown, each on a fresh pkitd measured alone, is the median
+    // of three: one shutdown of it is short enough for a moment's noise to set it.
     {
-        Subject scarce(from);
-        scarce.nofile = 2 * from + 160;
-        if (start_subject(scarce, binary)) {
-            scrape_metrics(scarce, scrapes);
-            figures.first.metrics_scarce = std::move(scarce.f.metrics);
+        std::vector<double> exits;
+        std::vector<double> gones;
+        for (int round = 0; round < 3; ++round) {
+            Subject alone(from);
+            if (start_subject(alone, binary)) {
+                auto [exit, gone] = timed_shutdown(*alone.pkitd, alone.fifo);
+                exits.push_back(exit);
+                gones.push_back(gone);
+            }
         }
-    }
-    {
-        Subject alone(from);
-        if (start_subject(alone, binary)) {
-            std::tie(figures.first.shutdown, figures.first.gone) =
-                timed_shutdown(*alone.pkitd, alone.fifo);
+        if (!exits.empty()) {
+            figures.first.shutdown = median(exits);
+            figures.first.gone = median(gones);
         }
     }
     figures.first.floor = bare_floor(from);
@@ -541,13 +514,6 @@ int growth(const std::string& binary, const std::string& pkitctl, std::size_t fr
                   format_number(large.json_bytes / 1024.0, 0),
               "KiB", "", "", "");
     growth_row("/metrics, a render each", small.metrics, large.metrics, 12, 300);
-    print_row("  stat files kept open for the next scrape",
-              std::to_string(small.stat_files) + " -> " + std::to_string(large.stat_files), "", "",
-              "", "");
-    if (large.stat_files == 0) {
-        growth_row("  ... from the smaller size with none kept open either", small.metrics_scarce,
-                   large.metrics, 12, 300);
-    }
     print_row("  /metrics response",
               format_number(small.metrics_bytes / 1024.0, 0) + " -> " +
                   format_number(large.metrics_bytes / 1024.0, 0),

@@ -467,9 +467,6 @@ public:
     Pkitd(const Pkitd&) = delete;
     Pkitd& operator=(const Pkitd&) = delete;
 
-    // The next start() gives pkitd this RLIMIT_NOFILE, soft and hard: it cannot raise it.
-    void limit_descriptors(rlim_t limit) { m_nofile = limit; }
-
     // Forks and execs pkitd; `started_at()` is the clock just before the fork.
     bool start() {
         int null_fd = ::open("/dev/null", O_RDWR | O_CLOEXEC);
@@ -483,10 +480,6 @@ public:
             ::dup2(null_fd, 1);
             ::dup2(log_fd, 2);
             ::putenv(marker.data());
-            if (m_nofile) {
-                rlimit limit{*m_nofile, *m_nofile};
-                ::setrlimit(RLIMIT_NOFILE, &limit);
-            }
             ::execl(m_binary.c_str(), m_binary.c_str(), "--config", m_config.c_str(), "--socket",
                     m_socket.c_str(), static_cast<char*>(nullptr));
             ::_exit(127);
@@ -581,7 +574,6 @@ private:
     pid_t m_pid = -1;
     int m_exit_code = -1;
     double m_started_at = 0.0;
-    std::optional<rlim_t> m_nofile;
 };
 
 // --- Other programs ---------------------------------------------------------------

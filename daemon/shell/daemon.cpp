@@ -78,8 +78,7 @@ Daemon::Daemon(uv_loop_t* loop, core::Supervisor supervisor, DaemonOptions optio
                   }),
       m_prune_soon(loop, [this] { prune_leftovers(); }),
       m_notify(m_supervisor.size()),
-      m_pipes(m_supervisor.size()),
-      m_status_stats(ResourcesPass::make_caches(ProcStatCache::k_default_capacity)) {
+      m_pipes(m_supervisor.size()) {
     m_supervisor.set_random(
         [this] { return std::uniform_real_distribution<double>(0.0, 1.0)(m_rng); });
 }

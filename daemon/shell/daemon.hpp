@@ -326,8 +326,7 @@ private:
     std::vector<Leftover> m_leftovers;
     std::uint64_t m_orphans = 0;
     // `status --resources` (read_resources): the pass under way, those waiting for it
-    // and those that asked since (the next pass), and the passes' /proc/PID/stat fds.
-    std::shared_ptr<ResourcesPass::Caches> m_status_stats;
+    // and those that asked since (the next pass).
     ResourcesPass* m_resources_pass = nullptr;
     std::vector<ResourcesDone> m_resources_waiting;
     void start_resources_pass();

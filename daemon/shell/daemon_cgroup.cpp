@@ -232,12 +232,10 @@ void Daemon::start_resources_pass() {
         }
     };
     std::vector<RunCgroupRead> cgroups = run_cgroup_reads(all);
-    m_resources_pass =
-        ResourcesPass::start(m_loop, m_status_stats, reading->groups, cgroups, false, finish);
+    m_resources_pass = ResourcesPass::start(m_loop, reading->groups, cgroups, false, finish);
     if (m_resources_pass == nullptr) {
         // No pool to read on: read here, as the loop has to.
-        finish(read_run_resources(reading->groups, cgroups, *m_status_stats->front()),
-               std::nullopt);
+        finish(read_run_resources(reading->groups, cgroups), std::nullopt);
     }
 }
 

@@ -1,8 +1,11 @@
 // /metrics (SPEC §11): what promtool accepts, with every family of the contract, and
 // counters that grow with runs and restarts and reset when a reload gives a service
-// fresh counters.
+// fresh counters; every process of a run counted, and no /proc file kept open.
 
+#include <filesystem>
 #include <regex>
+#include <string>
+#include <vector>
 
 #include "tests/integration/harness.hpp"
 #include "tests/integration/http_client.hpp"
@@ -178,5 +181,20 @@ TEST_CASE("metrics: every process of a run counts, whichever thread of the /proc
         },
         10s, "every process counted",
         [&] { return std::to_string(counted) + " of " + std::to_string(processes); });
+    // `status` with resources reads the same way. Neither keeps a /proc/PID/stat open
+    // past its pass: each would pin a page of kernel memory and a descriptor.
+    Client client = pkitd.client();
+    json reply = client.request({{"cmd", "status"}, {"services", {"fan"}}, {"resources", true}});
+    CHECK(reply["result"]["services"][0]["resources"]["processes"] == processes);
+    std::vector<std::string> stat_files;
+    const std::string fds = "/proc/" + std::to_string(pkitd.target_pid()) + "/fd";
+    for (const auto& entry : std::filesystem::directory_iterator(fds)) {
+        std::error_code error;
+        std::string target = std::filesystem::read_symlink(entry.path(), error).string();
+        if (target.starts_with("/proc/") && target.ends_with("/stat")) {
+            stat_files.push_back(target);
+        }
+    }
+    CHECK(stat_files.empty());
     CHECK(pkitd.stop() == 0);
 }

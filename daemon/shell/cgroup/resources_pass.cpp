@@ -11,21 +11,10 @@ struct ResourcesPass::Work {
     ResourcesPass* pass = nullptr;
 };
 
-std::shared_ptr<ResourcesPass::Caches> ResourcesPass::make_caches(std::size_t fds) {
-    const unsigned shares = std::clamp(uv_available_parallelism(), 1U, k_pass_threads);
-    auto caches = std::make_shared<Caches>();
-    for (unsigned k = 0; k < shares; ++k) {
-        caches->push_back(std::make_unique<ProcStatCache>(fds / shares));
-    }
-    return caches;
-}
-
-ResourcesPass* ResourcesPass::start(uv_loop_t* loop, std::shared_ptr<Caches> caches,
-                                    std::vector<pid_t> groups, std::vector<RunCgroupRead> cgroups,
-                                    bool read_own, Done done) {
+ResourcesPass* ResourcesPass::start(uv_loop_t* loop, std::vector<pid_t> groups,
+                                    std::vector<RunCgroupRead> cgroups, bool read_own, Done done) {
     std::unique_ptr<ResourcesPass> pass(new ResourcesPass());
-    const std::size_t shares = caches->size();
-    pass->m_caches = std::move(caches);
+    const std::size_t shares = std::clamp(uv_available_parallelism(), 1U, k_pass_threads);
     pass->m_groups = std::move(groups);
     pass->m_cgroups = std::move(cgroups);
     pass->m_read_own = read_own;
@@ -69,8 +58,8 @@ void ResourcesPass::scan_shares() {
     const unsigned count = m_share_count;
     for (unsigned k = m_next_share++; k < count; k = m_next_share++) {
         try {
-            m_scans[k] = scan_group_resources(m_groups, *(*m_caches)[k], {k, count},
-                                              runs_have_cgroups(m_groups, m_cgroups));
+            m_scans[k] =
+                scan_group_resources(m_groups, {k, count}, runs_have_cgroups(m_groups, m_cgroups));
         } catch (...) {
             m_scans[k] = {};  // out of memory: this share shows nothing
         }

@@ -3,8 +3,8 @@
 // `status --resources` alike: at 10,000 services a pass is 150 ms of system calls
 // (opening and reading each /proc/PID/stat), which no turn of the loop may hold. The
 // pass is split among up to k_pass_threads of libuv's pool threads, each reading a share
-// of the pids (ProcShare) through a ProcStatCache of its own; the item that ends the last
-// share adds the shares up and reads the cgroups. The result reaches the loop in the
+// of the pids (ProcShare); the item that ends the last share adds the shares up and
+// reads the cgroups. The result reaches the loop in the
 // after-work callback of the last item.
 
 #include <uv.h>
@@ -26,20 +26,15 @@ public:
     // leaving the rest of the pool to reloads and probes.
     static constexpr unsigned k_pass_threads = 2;
 
-    // One cache a share; a set is used by one pass at a time.
-    using Caches = std::vector<std::unique_ptr<ProcStatCache>>;
-    static std::shared_ptr<Caches> make_caches(std::size_t fds);
-
     // The resources of each of `groups` (same order; empty when nothing could be read,
     // out of memory), and pkitd's own process when asked for.
     using Done = std::function<void(std::vector<proto::Resources>, std::optional<OwnProcess>)>;
 
-    // Queues a pass over `groups` (and `cgroups`, see read_run_resources) read through
-    // `caches`; `done` is called on the loop on a later turn. Null when the pool took
-    // no work: `done` is then never called.
-    static ResourcesPass* start(uv_loop_t* loop, std::shared_ptr<Caches> caches,
-                                std::vector<pid_t> groups, std::vector<RunCgroupRead> cgroups,
-                                bool read_own, Done done);
+    // Queues a pass over `groups` (and `cgroups`, see read_run_resources); `done` is
+    // called on the loop on a later turn. Null when the pool took no work: `done` is
+    // then never called.
+    static ResourcesPass* start(uv_loop_t* loop, std::vector<pid_t> groups,
+                                std::vector<RunCgroupRead> cgroups, bool read_own, Done done);
 
     // For an owner that goes away first: `done` is never called, and what has not
     // started is cancelled. The pass frees itself once libuv hands back its items.
@@ -57,7 +52,6 @@ private:
     void finish();
     void work_done();
 
-    std::shared_ptr<Caches> m_caches;
     std::vector<pid_t> m_groups;
     std::vector<RunCgroupRead> m_cgroups;
     bool m_read_own = false;

@@ -7,10 +7,9 @@
 namespace pkit::shell {
 
 std::vector<proto::Resources> read_run_resources(const std::vector<pid_t>& groups,
-                                                 const std::vector<RunCgroupRead>& cgroups,
-                                                 ProcStatCache& cache) {
+                                                 const std::vector<RunCgroupRead>& cgroups) {
     std::vector<GroupScan> scans;
-    scans.push_back(scan_group_resources(groups, cache, {}, runs_have_cgroups(groups, cgroups)));
+    scans.push_back(scan_group_resources(groups, {}, runs_have_cgroups(groups, cgroups)));
     return finish_run_resources(groups, cgroups, std::move(scans));
 }
 

@@ -31,8 +31,7 @@ struct RunCgroupRead {
 // group when its file is missing (memory.current without the memory controller).
 // Only file reads: safe off the loop.
 std::vector<proto::Resources> read_run_resources(const std::vector<pid_t>& groups,
-                                                 const std::vector<RunCgroupRead>& cgroups,
-                                                 ProcStatCache& cache);
+                                                 const std::vector<RunCgroupRead>& cgroups);
 
 // read_run_resources in two steps, for a pass split among threads: each share's
 // scan_group_resources (with others when runs_have_cgroups), then, once all are in,

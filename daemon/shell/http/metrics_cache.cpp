@@ -12,10 +12,7 @@ constexpr std::size_t k_metrics_chunk = 64 * 1024;
 }  // namespace
 
 MetricsCache::MetricsCache(uv_loop_t* loop, std::function<MetricsSnapshot()> snapshot)
-    : m_loop(loop),
-      m_snapshot(std::move(snapshot)),
-      m_next(loop, [this] { slice(); }),
-      m_stats(ResourcesPass::make_caches(k_metrics_stat_fds)) {}
+    : m_loop(loop), m_snapshot(std::move(snapshot)), m_next(loop, [this] { slice(); }) {}
 
 MetricsCache::~MetricsCache() {
     if (m_pass != nullptr) {
@@ -61,8 +58,7 @@ void MetricsCache::start_render() {
         rest->own = std::move(own);
         resources_read(std::move(*rest));
     };
-    m_pass =
-        ResourcesPass::start(m_loop, m_stats, std::move(groups), std::move(cgroups), true, done);
+    m_pass = ResourcesPass::start(m_loop, std::move(groups), std::move(cgroups), true, done);
     if (m_pass == nullptr) {
         done({}, std::nullopt);  // no pool: no resources this time
     }

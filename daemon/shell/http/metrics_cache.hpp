@@ -4,10 +4,10 @@
 // one render and get identical bodies. Nothing of it holds the loop long, however
 // many services (and processes) there are: the services' values are copied on the
 // loop (snapshot_metrics, linear and cheap), the pass over /proc/*/stat for their
-// resources runs on libuv's thread pool (ResourcesPass: two of its threads, each share of
-// the processes read through a ProcStatCache of its own), and the text is rendered in
-// slices of at most k_metrics_slice_ns, one a turn of the loop, each writing what it
-// rendered to the body's memfd (Exposition) 64 KiB at a time.
+// resources runs on libuv's thread pool (ResourcesPass: two of its threads, each a share
+// of the processes), and the text is rendered in slices of at most k_metrics_slice_ns,
+// one a turn of the loop, each writing what it rendered to the body's memfd (Exposition)
+// 64 KiB at a time.
 
 #include <uv.h>
 
@@ -32,9 +32,6 @@ inline constexpr std::uint64_t k_metrics_cache_ms = 1'000;
 // The longest a render holds the loop in one turn (the snapshot, taken in one go,
 // aside).
 inline constexpr std::uint64_t k_metrics_slice_ns = 2'000'000;
-// The /proc/PID/stat fds the endpoint's pass keeps open between scrapes, besides the
-// Daemon's (ProcStatCache bounds both by the soft RLIMIT_NOFILE), shared by its shares.
-inline constexpr std::size_t k_metrics_stat_fds = 1024;
 
 class MetricsCache {
 public:
@@ -68,11 +65,10 @@ private:
     uv_loop_t* m_loop;
     std::function<MetricsSnapshot()> m_snapshot;
     NextTurn m_next;
-    bool m_busy = false;                             // a render (its pass or its slices) under way
-    ResourcesPass* m_pass = nullptr;                 // frees itself once done
-    std::shared_ptr<ResourcesPass::Caches> m_stats;  // used by one pass at a time
-    std::unique_ptr<MetricsRender> m_render;         // the slices under way, if any
-    std::shared_ptr<Exposition> m_writing;           // their text, written as they go
+    bool m_busy = false;                      // a render (its pass or its slices) under way
+    ResourcesPass* m_pass = nullptr;          // frees itself once done
+    std::unique_ptr<MetricsRender> m_render;  // the slices under way, if any
+    std::shared_ptr<Exposition> m_writing;    // their text, written as they go
     std::uint64_t m_render_started_ms = 0;
     Body m_body;  // the last finished exposition
     std::uint64_t m_body_taken_ms = 0;

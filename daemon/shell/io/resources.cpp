@@ -37,13 +37,17 @@ bool to_number(std::string_view text, T& out) {
     return ec == std::errc{} && end == text.data() + text.size();
 }
 
-// pkitd's soft RLIMIT_NOFILE (raised to the hard limit at start), SIZE_MAX if unlimited.
-std::size_t soft_nofile() {
-    rlimit limit{};
-    if (::getrlimit(RLIMIT_NOFILE, &limit) != 0 || limit.rlim_cur == RLIM_INFINITY) {
-        return SIZE_MAX;
+// /proc/PID/stat of `pid` into `buffer`: the bytes read, 0 when the process is gone.
+std::size_t read_stat(int proc_fd, pid_t pid, char* buffer, std::size_t size) {
+    char path[32];
+    std::snprintf(path, sizeof path, "%d/stat", static_cast<int>(pid));
+    int fd = ::openat(proc_fd, path, O_RDONLY | O_CLOEXEC);
+    if (fd < 0) {
+        return 0;  // gone since readdir
     }
-    return static_cast<std::size_t>(limit.rlim_cur);
+    ssize_t n = ::read(fd, buffer, size);
+    ::close(fd);
+    return n > 0 ? static_cast<std::size_t>(n) : 0;
 }
 
 // pkitd's open descriptors. Since Linux 6.2 the size of /proc/self/fd is their number,
@@ -101,81 +105,7 @@ bool parse_proc_stat(std::string_view line, ProcStat& out) {
     return ok;
 }
 
-ProcStatCache::ProcStatCache(std::size_t capacity)
-    : m_capacity(capacity), m_soft_nofile(soft_nofile()) {}
-
-ProcStatCache::~ProcStatCache() {
-    keep(false);
-    for (const auto& [pid, entry] : m_fds) {
-        ::close(entry.fd);
-    }
-}
-
-std::size_t ProcStatCache::room() const {
-    return std::min(m_capacity, m_soft_nofile / 4);
-}
-
-std::size_t ProcStatCache::read_stat(int proc_fd, pid_t pid, char* buffer, std::size_t size) {
-    keep(false);  // an fd left pending by the caller is not cached
-    if (auto it = m_fds.find(pid); it != m_fds.end()) {
-        ssize_t n = ::pread(it->second.fd, buffer, size, 0);
-        if (n > 0) {
-            it->second.pass = m_pass;
-            return static_cast<std::size_t>(n);
-        }
-        // ESRCH: the process this fd was opened for is gone, and the pid, still in
-        // /proc, belongs to a new one; forget the old fd and open the new process's.
-        ::close(it->second.fd);
-        m_fds.erase(it);
-        ++m_dropped;
-    }
-    char path[32];
-    std::snprintf(path, sizeof path, "%d/stat", static_cast<int>(pid));
-    int fd = ::openat(proc_fd, path, O_RDONLY | O_CLOEXEC);
-    if (fd < 0) {
-        return 0;  // gone since readdir
-    }
-    ssize_t n = ::read(fd, buffer, size);
-    if (n <= 0) {
-        ::close(fd);
-        return 0;
-    }
-    m_pending_fd = fd;
-    m_pending_pid = pid;
-    return static_cast<std::size_t>(n);
-}
-
-void ProcStatCache::keep(bool wanted) {
-    if (m_pending_fd < 0) {
-        return;
-    }
-    int fd = std::exchange(m_pending_fd, -1);
-    std::size_t room = m_fds.size() < m_capacity ? this->room() : 0;
-    // Never an fd in the upper half of the table: that half is the launches' and
-    // clients'.
-    bool low = room > 0 && static_cast<std::size_t>(fd) < m_soft_nofile / 2;
-    if (low && m_fds.size() < (wanted ? room : room / 2)) {
-        m_fds.emplace(m_pending_pid, Entry{fd, m_pass});
-    } else {
-        ::close(fd);
-    }
-}
-
-void ProcStatCache::end_pass() {
-    keep(false);
-    std::erase_if(m_fds, [this](const auto& item) {
-        if (item.second.pass == m_pass) {
-            return false;
-        }
-        ::close(item.second.fd);
-        return true;
-    });
-    ++m_pass;
-    m_soft_nofile = soft_nofile();  // the limit may have been raised meanwhile
-}
-
-GroupScan scan_group_resources(const std::vector<pid_t>& pgids, ProcStatCache& cache,
-                               ProcShare share, bool with_others) {
+GroupScan scan_group_resources(const std::vector<pid_t>& pgids, ProcShare share, bool with_others) {
     GroupScan scan;
     scan.sums.resize(pgids.size());
     // Sorted (pgid, position) pairs: one binary search a process.
@@ -206,14 +136,13 @@ GroupScan scan_group_resources(const std::vector<pid_t>& pgids, ProcStatCache& c
         if (!to_number(name, pid) || static_cast<unsigned>(pid) % share.count != share.index) {
             continue;
         }
-        std::size_t n = cache.read_stat(proc_fd, pid, buffer, sizeof buffer);
+        std::size_t n = read_stat(proc_fd, pid, buffer, sizeof buffer);
         ProcStat stat;
         if (n == 0 || !parse_proc_stat(std::string_view(buffer, n), stat)) {
             continue;
         }
         auto it = std::ranges::lower_bound(wanted, std::pair{stat.pgid, std::size_t{0}});
         bool in_group = it != wanted.end() && it->first == stat.pgid;
-        cache.keep(in_group);
         if (in_group) {
             for (; it != wanted.end() && it->first == stat.pgid; ++it) {
                 add_process(scan.sums[it->second], stat);
@@ -225,7 +154,6 @@ GroupScan scan_group_resources(const std::vector<pid_t>& pgids, ProcStatCache& c
         }
     }
     ::closedir(proc);
-    cache.end_pass();
     std::ranges::sort(scan.others, {}, &std::pair<pid_t, proto::Resources>::first);
     return scan;
 }
@@ -257,10 +185,9 @@ std::vector<proto::Resources> add_group_scans(std::vector<GroupScan> scans,
 }
 
 std::vector<proto::Resources> read_group_resources(
-    const std::vector<pid_t>& pgids, ProcStatCache& cache,
-    std::vector<std::pair<pid_t, std::size_t>> members) {
+    const std::vector<pid_t>& pgids, std::vector<std::pair<pid_t, std::size_t>> members) {
     std::vector<GroupScan> scans;
-    scans.push_back(scan_group_resources(pgids, cache, {}, !members.empty()));
+    scans.push_back(scan_group_resources(pgids, {}, !members.empty()));
     return add_group_scans(std::move(scans), std::move(members));
 }
 

@@ -95,12 +95,11 @@ TEST_CASE("a run's resources come from its cgroup, the process group's where a f
     root.write("web/cgroup.procs", std::to_string(escaped) + "\n");
     root.write("web/cpu.stat", "usage_usec 3500000\nuser_usec 3000000\nsystem_usec 500000\n");
     root.write("web/memory.current", "12345\n");
-    ProcStatCache cache(16);
     const std::vector<pid_t> groups{leader};
     const std::vector<RunCgroupRead> cgroups{{root.path() + "/web", 1'000'000}};
 
-    auto plain = read_run_resources(groups, {}, cache);
-    auto from_cgroup = read_run_resources(groups, cgroups, cache);
+    auto plain = read_run_resources(groups, {});
+    auto from_cgroup = read_run_resources(groups, cgroups);
     REQUIRE(plain.size() == 1);
     REQUIRE(from_cgroup.size() == 1);
     // The process that left the group counts; CPU and memory are the cgroup's.
@@ -109,16 +108,13 @@ TEST_CASE("a run's resources come from its cgroup, the process group's where a f
     CHECK(from_cgroup[0].cpu_seconds == doctest::Approx(2.5));
     CHECK(from_cgroup[0].rss_bytes == 12345);
 
-    // The pass split in shares (the /metrics pass on two pool threads), each read
-    // through a cache of its own, adds up to the same: the member is found in whichever
-    // share its pid falls to.
+    // The pass split in shares (the /metrics pass on two pool threads) adds up to the
+    // same: the member is found in whichever share its pid falls to.
     for (unsigned count : {2U, 3U}) {
-        std::vector<std::unique_ptr<ProcStatCache>> caches;
         std::vector<GroupScan> scans;
         for (unsigned k = 0; k < count; ++k) {
-            caches.push_back(std::make_unique<ProcStatCache>(16));
-            scans.push_back(scan_group_resources(groups, *caches.back(), {k, count},
-                                                 runs_have_cgroups(groups, cgroups)));
+            scans.push_back(
+                scan_group_resources(groups, {k, count}, runs_have_cgroups(groups, cgroups)));
         }
         auto shared = finish_run_resources(groups, cgroups, std::move(scans));
         REQUIRE(shared.size() == 1);
@@ -128,12 +124,12 @@ TEST_CASE("a run's resources come from its cgroup, the process group's where a f
     // Without memory.current (no memory controller) the /proc sum stands; without a
     // base for the CPU time, too.
     std::filesystem::remove(root.path() + "/web/memory.current");
-    auto fallback = read_run_resources(groups, {{root.path() + "/web", std::nullopt}}, cache);
+    auto fallback = read_run_resources(groups, {{root.path() + "/web", std::nullopt}});
     CHECK(fallback[0].rss_bytes > 0);
     CHECK(fallback[0].rss_bytes != 12345);
     CHECK(fallback[0].cpu_seconds < 2.5);  // two processes that only paused
     // No run: nothing read.
-    CHECK(read_run_resources({0}, cgroups, cache)[0] == proto::Resources{});
+    CHECK(read_run_resources({0}, cgroups)[0] == proto::Resources{});
 
     for (pid_t pid : {leader, escaped}) {
         ::kill(pid, SIGKILL);

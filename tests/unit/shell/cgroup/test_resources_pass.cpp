@@ -10,14 +10,11 @@ namespace pkit::shell::test {
 TEST_CASE("ResourcesPass: the result comes on a later turn, every process of a group counted") {
     MixedGroup group;
     TestLoop loop;
-    auto caches = ResourcesPass::make_caches(64);
-    CHECK(caches->size() >= 1);
-    CHECK(caches->size() <= ResourcesPass::k_pass_threads);
     int calls = 0;
     std::vector<proto::Resources> got;
     std::optional<OwnProcess> own;
     ResourcesPass* pass = ResourcesPass::start(
-        loop.get(), caches, {group.pgid(), 0, 999999999}, {}, true,
+        loop.get(), {group.pgid(), 0, 999999999}, {}, true,
         [&](std::vector<proto::Resources> resources, std::optional<OwnProcess> own_process) {
             ++calls;
             got = std::move(resources);
@@ -40,10 +37,9 @@ TEST_CASE("ResourcesPass: the result comes on a later turn, every process of a g
 TEST_CASE("ResourcesPass: an abandoned pass never calls back") {
     MixedGroup group;
     TestLoop loop;
-    auto caches = ResourcesPass::make_caches(64);
     bool called = false;
     ResourcesPass* pass = ResourcesPass::start(
-        loop.get(), caches, {group.pgid()}, {}, false,
+        loop.get(), {group.pgid()}, {}, false,
         [&](std::vector<proto::Resources>, std::optional<OwnProcess>) { called = true; });
     REQUIRE(pass != nullptr);
     pass->abandon();
