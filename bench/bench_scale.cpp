@@ -75,9 +75,10 @@ public:
     LastGone(const LastGone&) = delete;
     LastGone& operator=(const LastGone&) = delete;
 
+    // What each service runs: `/bin/sh -c script()`.
+    std::string script() const { return "exec 3>>" + m_path + " && exec /bin/sleep 1000"; }
     std::string command() const {
-        return "command = [\"/bin/sh\", \"-c\", \"exec 3>>" + m_path +
-               " && exec /bin/sleep 1000\"]\n";
+        return "command = [\"/bin/sh\", \"-c\", \"" + script() + "\"]\n";
     }
     // From `begin`: records the first poll that found every writer gone.
     void poll(double begin) {
@@ -193,18 +194,22 @@ struct SizeFigures {
     double floor = NAN;  // the same processes ended without pkitd
 };
 
-// The kernel's share of a shutdown, without pkitd: `services` `sleep 1000` children,
-// each in its own process group as pkitd starts them, sent SIGTERM and SIGCONT as pkitd
-// sends them, then reaped. Ending a process costs the kernel work that grows with the
-// number of processes; this is the floor under any supervisor's shutdown.
+// The kernel's share of a shutdown, without pkitd: `services` children running what
+// the services run (`sleep 1000` holding the LastGone FIFO open), each in its own
+// process group as pkitd starts them, sent SIGTERM and SIGCONT as pkitd sends them, then
+// reaped. Ending a process costs the kernel work that grows with the number of
+// processes; this is the floor under any supervisor's shutdown.
 double bare_floor(std::size_t services) {
+    TempDir dir{"pkit-bench-floor"};
+    LastGone fifo{dir};
+    const std::string script = fifo.script();
     std::vector<pid_t> children;
     children.reserve(services);
     for (std::size_t i = 0; i < services; ++i) {
         pid_t pid = ::fork();
         if (pid == 0) {
             ::setpgid(0, 0);
-            ::execl("/bin/sleep", "sleep", "1000", static_cast<char*>(nullptr));
+            ::execl("/bin/sh", "sh", "-c", script.c_str(), static_cast<char*>(nullptr));
             ::_exit(127);
         }
         if (pid < 0) {
@@ -213,7 +218,16 @@ double bare_floor(std::size_t services) {
         ::setpgid(pid, pid);
         children.push_back(pid);
     }
-    sleep_seconds(2.0);  // every child has exec'd: the processes pkitd would end
+    // Until every child has exec'd sleep (or 60 s): the processes pkitd would end.
+    for (std::size_t k = 0, waited = 0; k < children.size() && waited < 600;) {
+        if (read_text("/proc/" + std::to_string(children[k]) + "/comm") == "sleep\n") {
+            ++k;
+        } else {
+            sleep_seconds(0.1);
+            ++waited;
+        }
+    }
+    sleep_seconds(1.0);
     double begin = mono_seconds();
     for (pid_t pid : children) {
         ::kill(-pid, SIGTERM);
