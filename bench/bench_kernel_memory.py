@@ -32,12 +32,14 @@ def slab_kib():
 
 
 def scrape(port):
+    """Seconds for one whole /metrics response; None unless it was a 200."""
     begin = time.monotonic()
     with socket.create_connection(("127.0.0.1", port), timeout=30) as s:
         s.sendall(b"GET /metrics HTTP/1.1\r\nHost: b\r\nConnection: close\r\n\r\n")
+        head = s.recv(1 << 20)
         while s.recv(1 << 20):
             pass
-    return time.monotonic() - begin
+    return time.monotonic() - begin if head.startswith(b"HTTP/1.1 200") else None
 
 
 def one_round(binary, services):
@@ -54,11 +56,12 @@ def one_round(binary, services):
     try:
         deadline = time.monotonic() + 120
         while True:
+            c = socket.socket(socket.AF_UNIX)
             try:
-                c = socket.socket(socket.AF_UNIX)
                 c.connect(d + "/s.sock")
                 break
             except OSError:
+                c.close()
                 if time.monotonic() > deadline:
                     return None
                 time.sleep(0.1)
@@ -66,10 +69,11 @@ def one_round(binary, services):
 
         def request(req):
             c.sendall((json.dumps(req) + "\n").encode())
-            return json.loads(lines.readline())
+            line = lines.readline()
+            return json.loads(line) if line else {}
 
         while True:
-            rows = request({"id": 1, "cmd": "status"})["result"]["services"]
+            rows = request({"id": 1, "cmd": "status"}).get("result", {}).get("services", [])
             if sum(r["state"] == "running" for r in rows) >= services:
                 break
             if time.monotonic() > deadline:
@@ -81,7 +85,10 @@ def one_round(binary, services):
         scrapes = []
         for _ in range(3):
             time.sleep(1.2)
-            scrapes.append(scrape(port))
+            took = scrape(port)
+            if took is None:
+                return None
+            scrapes.append(took)
         request({"id": 2, "cmd": "status", "resources": True})
         fds_after = len(os.listdir(f"/proc/{proc.pid}/fd"))
         slab_after = slab_kib()
@@ -90,7 +97,11 @@ def one_round(binary, services):
         return fds_after - fds_before, slab, scrapes
     finally:
         proc.terminate()
-        proc.wait()
+        try:
+            proc.wait(timeout=120)
+        except subprocess.TimeoutExpired:
+            proc.kill()
+            proc.wait()
         shutil.rmtree(d, ignore_errors=True)
 
 
@@ -102,6 +113,8 @@ def main():
     args = parser.parse_args()
     _, hard = resource.getrlimit(resource.RLIMIT_NOFILE)
     resource.setrlimit(resource.RLIMIT_NOFILE, (hard, hard))  # two pipes a run
+    if any("=" not in p for p in args.pkitds):
+        parser.error("each pkitd is given as NAME=PATH")
     named = [p.split("=", 1) for p in args.pkitds]
     results = {name: [] for name, _ in named}
     for _ in range(args.rounds):
@@ -112,7 +125,7 @@ def main():
     for name, rounds in results.items():
         done = [r for r in rounds if r is not None]
         if not done:
-            print(f"  {name}: did not start")
+            print(f"  {name}: no round completed (pkitd did not start or a scrape failed)")
             continue
         fds = " / ".join(str(r[0]) for r in done)
         slab = " / ".join("?" if r[1] is None else f"{r[1]:.1f}" for r in done)
@@ -121,4 +134,5 @@ def main():
               f"a render (scrapes 2 and 3) median {renders:.1f} ms")
 
 
-main()
+if __name__ == "__main__":
+    main()

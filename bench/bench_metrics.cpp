@@ -37,10 +37,9 @@ long long run_nanoseconds(pid_t pid) {
 }
 
 // The kernel's floor under a scrape's resources pass: one bare pass over /proc that
-// opens, reads and closes every /proc/PID/stat, as pkitd does for a process it keeps
-// no descriptor of, timed here with no pkitd involved (seconds). What it costs a
-// process grows with the number of processes (the kernel's caches), and pkitd's
-// pass can only follow it.
+// opens, reads and closes every /proc/PID/stat, as pkitd does, timed here with no
+// pkitd involved (seconds). What it costs a process grows with the number of
+// processes (the kernel's caches), and pkitd's pass can only follow it.
 double bare_proc_pass() {
     const double begin = mono_seconds();
     DIR* proc = ::opendir("/proc");

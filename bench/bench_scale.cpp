@@ -201,6 +201,9 @@ struct SizeFigures {
 // processes; this is the floor under any supervisor's shutdown.
 double bare_floor(std::size_t services) {
     TempDir dir{"pkit-bench-floor"};
+    if (!dir.ok()) {
+        return NAN;
+    }
     LastGone fifo{dir};
     const std::string script = fifo.script();
     std::vector<pid_t> children;
@@ -218,14 +221,24 @@ double bare_floor(std::size_t services) {
         ::setpgid(pid, pid);
         children.push_back(pid);
     }
-    // Until every child has exec'd sleep (or 60 s): the processes pkitd would end.
-    for (std::size_t k = 0, waited = 0; k < children.size() && waited < 600;) {
-        if (read_text("/proc/" + std::to_string(children[k]) + "/comm") == "sleep\n") {
+    // Until every child has exec'd sleep: the processes pkitd would end. A child that
+    // ended instead (its FIFO or exec failed) or a wait over 60 s leaves no floor.
+    bool ready = true;
+    for (std::size_t k = 0, waited = 0; ready && k < children.size();) {
+        const std::string proc = "/proc/" + std::to_string(children[k]);
+        const std::string stat = read_text(proc + "/stat");
+        const std::size_t paren = stat.rfind(')');
+        if (paren == std::string::npos || stat.compare(paren, 4, ") Z ") == 0 || waited >= 600) {
+            ready = false;
+        } else if (read_text(proc + "/comm") == "sleep\n") {
             ++k;
         } else {
             sleep_seconds(0.1);
             ++waited;
         }
+    }
+    if (!ready) {
+        print_note("the floor's children did not all exec sleep: no floor");
     }
     sleep_seconds(1.0);
     double begin = mono_seconds();
@@ -240,7 +253,7 @@ double bare_floor(std::size_t services) {
             break;
         }
     }
-    return children.empty() ? NAN : mono_seconds() - begin;
+    return children.empty() || !ready ? NAN : mono_seconds() - begin;
 }
 
 // Waits for an event of `type` for `service` on a subscribed connection; when none
@@ -450,7 +463,7 @@ std::pair<SizeFigures, SizeFigures> measure_sizes(const std::string& binary,
     }
     // The smaller one goes (unmeasured) before the larger one's scrapes and shutdown,
     // which then run alone, as the smaller one's did; its own shutdown is measured
-    // alone too, on a fresh pkitd of its size.
+    // alone too, on fresh pkitds of its size (the median of three).
     std::pair<SizeFigures, SizeFigures> figures{std::move(small->f), std::move(large->f)};
     small.reset();
     if (large->pkitd) {

@@ -13,7 +13,6 @@
 #include <netinet/in.h>
 #include <poll.h>
 #include <signal.h>
-#include <sys/resource.h>
 #include <sys/socket.h>
 #include <sys/un.h>
 #include <sys/wait.h>
@@ -65,7 +64,9 @@ inline double percentile(std::vector<double> values, double p) {
     return values[std::min(values.size() - 1, rank == 0 ? 0 : rank - 1)];
 }
 
+// NaN (a figure not measured) counts as no value.
 inline double median(std::vector<double> values) {
+    std::erase_if(values, [](double v) { return std::isnan(v); });
     if (values.empty()) {
         return NAN;
     }

@@ -37,7 +37,6 @@
 #include "daemon/shell/io/line_reader.hpp"
 #include "daemon/shell/io/notify_socket.hpp"
 #include "daemon/shell/io/output_writer.hpp"
-#include "daemon/shell/io/resources.hpp"
 #include "daemon/shell/io/systemd_notifier.hpp"
 #include "daemon/shell/launch/pending_launch.hpp"
 #include "daemon/shell/launch/reaper.hpp"

@@ -4,8 +4,8 @@
 // (opening and reading each /proc/PID/stat), which no turn of the loop may hold. The
 // pass is split among up to k_pass_threads of libuv's pool threads, each reading a share
 // of the pids (ProcShare); the item that ends the last share adds the shares up and
-// reads the cgroups. The result reaches the loop in the
-// after-work callback of the last item.
+// reads the cgroups. The result reaches the loop in the after-work callback of the last
+// item.
 
 #include <uv.h>
 

@@ -15,7 +15,7 @@ namespace pkit::shell {
 proto::HealthResult health_result(const core::Supervisor& supervisor, core::Now now);
 
 // The process group of each service's current run, in `services` order (0 for a
-// service without a process), for read_group_resources.
+// service without a process), for a resources pass (ResourcesPass, read_run_resources).
 std::vector<pid_t> run_groups(const core::Supervisor& supervisor,
                               const std::vector<std::size_t>& services);
 

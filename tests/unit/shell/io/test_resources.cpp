@@ -3,7 +3,6 @@
 // pass; processes outside the groups found for members; pkitd's own open descriptors
 // counted exactly.
 
-#include <dirent.h>
 #include <fcntl.h>
 #include <signal.h>
 #include <sys/wait.h>
@@ -14,7 +13,6 @@
 #include <cstdint>
 #include <filesystem>
 #include <fstream>
-#include <memory>
 #include <string>
 #include <thread>
 #include <vector>
