@@ -15,9 +15,10 @@
 // machine's drift falls on both sizes alike (see measure_sizes for what reads /proc):
 //   - `pkitctl status` and `pkitctl --json status` (wall time, --calls/20 runs each);
 //   - `GET /metrics`, 2 × --calls/20 scrapes 1.1 s apart (a render each);
-//   - a `reload` with nothing changed (its round trip);
+//   - a `reload` with nothing changed (its round trip), 3 × --calls/20 times;
 //   - one file of the tree changed, then SIGHUP, until its service's new run has started
-//     (read from the events stream), and apart the first such reload after start-up;
+//     (read from the events stream), 3 × --calls/20 times, and apart the first such
+//     reload after start-up;
 //   - SIGTERM until pkitd has exited, with `sleep` services (which stop at once), and
 //     again with services that ignore their stop signal, so that each takes its 1 s
 //     stop timeout: the slowest service's stop, which the whole shutdown should not
@@ -451,12 +452,14 @@ std::pair<SizeFigures, SizeFigures> measure_sizes(const std::string& binary,
             s->f.json_bytes = read_text(out).size();
         }
     }
-    for (int i = 0; i < runs; ++i) {
+    // A reload takes milliseconds: three times as many, for a median that one slow
+    // turn of the machine does not set.
+    for (int i = 0; i < 3 * runs; ++i) {
         for (Subject* s : both) {
             add(s->f.reload_unchanged, reload_round_trip(*s));
         }
     }
-    for (int i = 0; i < runs; ++i) {
+    for (int i = 0; i < 3 * runs; ++i) {
         for (Subject* s : both) {
             add(s->f.reload_one_file, one_file_reload(*s));
         }
