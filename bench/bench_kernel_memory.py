@@ -13,11 +13,7 @@
 #   e.g. bench_kernel_memory.py new=build/daemon/pkitd old=/tmp/old/build/daemon/pkitd
 import argparse, json, os, resource, shutil, socket, statistics, subprocess, tempfile, time
 
-
-def free_port():
-    with socket.socket() as s:
-        s.bind(("127.0.0.1", 0))
-        return s.getsockname()[1]
+from bench_common import add_pkitds_argument, free_port, named_pkitds, scrape, stop
 
 
 def slab_kib():
@@ -29,17 +25,6 @@ def slab_kib():
     except OSError:
         pass
     return None
-
-
-def scrape(port):
-    """Seconds for one whole /metrics response; None unless it was a 200."""
-    begin = time.monotonic()
-    with socket.create_connection(("127.0.0.1", port), timeout=30) as s:
-        s.sendall(b"GET /metrics HTTP/1.1\r\nHost: b\r\nConnection: close\r\n\r\n")
-        head = s.recv(1 << 20)
-        while s.recv(1 << 20):
-            pass
-    return time.monotonic() - begin if head.startswith(b"HTTP/1.1 200") else None
 
 
 def one_round(binary, services):
@@ -85,10 +70,11 @@ def one_round(binary, services):
         scrapes = []
         for _ in range(3):
             time.sleep(1.2)
-            took = scrape(port)
-            if took is None:
+            begin = time.monotonic()
+            ok, _ = scrape(port)
+            if not ok:
                 return None
-            scrapes.append(took)
+            scrapes.append(time.monotonic() - begin)
         request({"id": 2, "cmd": "status", "resources": True})
         fds_after = len(os.listdir(f"/proc/{proc.pid}/fd"))
         slab_after = slab_kib()
@@ -96,12 +82,7 @@ def one_round(binary, services):
         slab = None if slab_before is None else (slab_after - slab_before) / 1024
         return fds_after - fds_before, slab, scrapes
     finally:
-        proc.terminate()
-        try:
-            proc.wait(timeout=120)
-        except subprocess.TimeoutExpired:
-            proc.kill()
-            proc.wait()
+        stop(proc)
         shutil.rmtree(d, ignore_errors=True)
 
 
@@ -109,13 +90,11 @@ def main():
     parser = argparse.ArgumentParser()
     parser.add_argument("--services", type=int, default=1000)
     parser.add_argument("--rounds", type=int, default=2)
-    parser.add_argument("pkitds", nargs="+", help="NAME=PKITD")
+    add_pkitds_argument(parser)
     args = parser.parse_args()
     _, hard = resource.getrlimit(resource.RLIMIT_NOFILE)
     resource.setrlimit(resource.RLIMIT_NOFILE, (hard, hard))  # two pipes a run
-    if any("=" not in p for p in args.pkitds):
-        parser.error("each pkitd is given as NAME=PATH")
-    named = [p.split("=", 1) for p in args.pkitds]
+    named = named_pkitds(parser, args)
     results = {name: [] for name, _ in named}
     for _ in range(args.rounds):
         for name, binary in named:

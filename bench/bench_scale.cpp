@@ -228,12 +228,12 @@ double bare_floor(std::size_t services) {
     // ended instead (its FIFO or exec failed) or a wait over 60 s leaves no floor.
     bool ready = true;
     for (std::size_t k = 0, waited = 0; ready && k < children.size();) {
-        const std::string proc = "/proc/" + std::to_string(children[k]);
-        const std::string stat = read_text(proc + "/stat");
+        // "PID (COMM) STATE ...": the program it runs and whether it has ended.
+        const std::string stat = read_text("/proc/" + std::to_string(children[k]) + "/stat");
         const std::size_t paren = stat.rfind(')');
         if (paren == std::string::npos || stat.compare(paren, 4, ") Z ") == 0 || waited >= 600) {
             ready = false;
-        } else if (read_text(proc + "/comm") == "sleep\n") {
+        } else if (stat.find(" (sleep) ") != std::string::npos) {
             ++k;
         } else {
             sleep_seconds(0.1);

@@ -8,29 +8,10 @@
 #
 #   bench_scrape_cpu.py [--seconds 5] [--rounds 3] NAME=PKITD [NAME=PKITD ...]
 #   e.g. bench_scrape_cpu.py new=build/daemon/pkitd old=/tmp/old/build/daemon/pkitd
-import argparse, os, shutil, socket, statistics, subprocess, tempfile, time
+import argparse, os, shutil, statistics, subprocess, tempfile, time
 
-
-def free_port():
-    with socket.socket() as s:
-        s.bind(("127.0.0.1", 0))
-        return s.getsockname()[1]
-
-
-def cpu_seconds(pid):
-    fields = open(f"/proc/{pid}/stat").read().rsplit(")", 1)[1].split()
-    return (int(fields[11]) + int(fields[12])) / os.sysconf("SC_CLK_TCK")
-
-
-def scrape(port):
-    with socket.create_connection(("127.0.0.1", port), timeout=10) as s:
-        s.sendall(b"GET /metrics HTTP/1.1\r\nHost: b\r\nConnection: close\r\n\r\n")
-        got = 0
-        while True:
-            chunk = s.recv(1 << 20)
-            if not chunk:
-                return got
-            got += len(chunk)
+from bench_common import (add_pkitds_argument, cpu_seconds, free_port, named_pkitds, scrape,
+                          stop)
 
 
 def window(pkitd, seconds):
@@ -48,17 +29,16 @@ def window(pkitd, seconds):
         size = 0
         while time.monotonic() < deadline and size == 0:
             try:
-                size = scrape(port)
+                size = scrape(port, timeout=10)[1]
             except OSError:
                 time.sleep(0.1)
         before, begin, scrapes = cpu_seconds(p.pid), time.monotonic(), 0
         while time.monotonic() - begin < seconds:
-            scrape(port)
+            scrape(port, timeout=10)
             scrapes += 1
         return (cpu_seconds(p.pid) - before) / max(scrapes, 1) * 1e3, size, scrapes
     finally:
-        p.terminate()
-        p.wait()
+        stop(p)
         shutil.rmtree(d, ignore_errors=True)
 
 
@@ -66,9 +46,9 @@ def main():
     parser = argparse.ArgumentParser()
     parser.add_argument("--seconds", type=float, default=5)
     parser.add_argument("--rounds", type=int, default=3)
-    parser.add_argument("pkitds", nargs="+", help="NAME=PATH")
+    add_pkitds_argument(parser)
     args = parser.parse_args()
-    named = [tuple(p.split("=", 1)) for p in args.pkitds]
+    named = named_pkitds(parser, args)
     results = {name: [] for name, _ in named}
     sizes = {}
     for _ in range(args.rounds):

@@ -11,6 +11,8 @@
 import os, resource, shutil, signal, socket, statistics, subprocess, sys, tempfile, time
 import urllib.request
 
+from bench_common import free_port
+
 if len(sys.argv) != 3:
     print("usage: [SERVICES=N] [ROUNDS=N] bench_shutdown_pair.py OLD_PKITD NEW_PKITD")
     sys.exit(0)
@@ -18,12 +20,6 @@ N = int(os.environ.get("SERVICES", "10000"))
 ROUNDS = int(os.environ.get("ROUNDS", "3"))
 soft, hard = resource.getrlimit(resource.RLIMIT_NOFILE)
 resource.setrlimit(resource.RLIMIT_NOFILE, (hard, hard))  # two pipes a run
-
-
-def free_port():
-    with socket.socket() as s:
-        s.bind(("127.0.0.1", 0))
-        return s.getsockname()[1]
 
 
 def children(pid):

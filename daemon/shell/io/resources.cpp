@@ -37,13 +37,12 @@ bool to_number(std::string_view text, T& out) {
     return ec == std::errc{} && end == text.data() + text.size();
 }
 
-// /proc/PID/stat of `pid` into `buffer`: the bytes read, 0 when the process is gone.
-std::size_t read_stat(int proc_fd, pid_t pid, char* buffer, std::size_t size) {
-    char path[32];
-    std::snprintf(path, sizeof path, "%d/stat", static_cast<int>(pid));
-    int fd = ::openat(proc_fd, path, O_RDONLY | O_CLOEXEC);
+// A stat file (`path` under `dir_fd`) into `buffer`, opened and closed here: the bytes
+// read, 0 when its process is gone (since readdir, for a pass).
+std::size_t read_stat(int dir_fd, const char* path, char* buffer, std::size_t size) {
+    int fd = ::openat(dir_fd, path, O_RDONLY | O_CLOEXEC);
     if (fd < 0) {
-        return 0;  // gone since readdir
+        return 0;
     }
     ssize_t n = ::read(fd, buffer, size);
     ::close(fd);
@@ -136,7 +135,9 @@ GroupScan scan_group_resources(const std::vector<pid_t>& pgids, ProcShare share,
         if (!to_number(name, pid) || static_cast<unsigned>(pid) % share.count != share.index) {
             continue;
         }
-        std::size_t n = read_stat(proc_fd, pid, buffer, sizeof buffer);
+        char path[32];
+        std::snprintf(path, sizeof path, "%d/stat", pid);
+        std::size_t n = read_stat(proc_fd, path, buffer, sizeof buffer);
         ProcStat stat;
         if (n == 0 || !parse_proc_stat(std::string_view(buffer, n), stat)) {
             continue;
@@ -184,13 +185,6 @@ std::vector<proto::Resources> add_group_scans(std::vector<GroupScan> scans,
     return result;
 }
 
-std::vector<proto::Resources> read_group_resources(
-    const std::vector<pid_t>& pgids, std::vector<std::pair<pid_t, std::size_t>> members) {
-    std::vector<GroupScan> scans;
-    scans.push_back(scan_group_resources(pgids, {}, !members.empty()));
-    return add_group_scans(std::move(scans), std::move(members));
-}
-
 std::int64_t count_own_fds_listed() {
     DIR* fds = ::opendir("/proc/self/fd");
     if (fds == nullptr) {
@@ -210,14 +204,9 @@ std::optional<OwnProcess> read_own_process() {
     static const double ticks = static_cast<double>(::sysconf(_SC_CLK_TCK));
     static const long long page = ::sysconf(_SC_PAGESIZE);
     char buffer[1024];
-    int fd = ::open("/proc/self/stat", O_RDONLY | O_CLOEXEC);
-    if (fd < 0) {
-        return std::nullopt;
-    }
-    ssize_t n = ::read(fd, buffer, sizeof buffer);
-    ::close(fd);
+    std::size_t n = read_stat(AT_FDCWD, "/proc/self/stat", buffer, sizeof buffer);
     ProcStat stat;
-    if (n <= 0 || !parse_proc_stat(std::string_view(buffer, static_cast<std::size_t>(n)), stat)) {
+    if (n == 0 || !parse_proc_stat(std::string_view(buffer, n), stat)) {
         return std::nullopt;
     }
     OwnProcess own;

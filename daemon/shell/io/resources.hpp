@@ -23,23 +23,18 @@
 
 namespace pkit::shell {
 
-// The sums for each process group of `pgids` (same order; a group with no live
-// process has processes 0). Processes that vanish while being read are skipped.
-// `members` (pid, position) adds processes outside those groups to a position's sums:
-// those a run's cgroup lists that left its process group.
-std::vector<proto::Resources> read_group_resources(
-    const std::vector<pid_t>& pgids, std::vector<std::pair<pid_t, std::size_t>> members = {});
-
-// The same pass split among threads (the /metrics pass at 10,000 services is 150 ms of
-// system calls, most of them opening and reading /proc/PID/stat): a share is the
-// processes whose pid % count == index.
+// One pass over /proc/*/stat sums each process group's processes; it may be split among
+// threads (the /metrics pass at 10,000 services is 150 ms of system calls, most of them
+// opening and reading /proc/PID/stat): a share is the processes whose
+// pid % count == index. Processes that vanish while being read are skipped.
 struct ProcShare {
     unsigned index = 0;
     unsigned count = 1;
 };
-// What a share found: the sums for each group of `pgids`, and, when `with_others`, each
-// process outside them (pid, its figures; sorted by pid), where add_group_scans finds
-// the members.
+// What a share found: the sums for each group of `pgids` (same order; a group with no
+// live process has processes 0), and, when `with_others`, each process outside them
+// (pid, its figures; sorted by pid), where add_group_scans finds the members: processes
+// a run's cgroup lists that left its process group.
 struct GroupScan {
     std::vector<proto::Resources> sums;
     std::vector<std::pair<pid_t, proto::Resources>> others;

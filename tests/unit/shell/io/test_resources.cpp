@@ -1,4 +1,4 @@
-// read_group_resources and its shares: each group's processes summed, with no
+// scan_group_resources and its shares: each group's processes summed, with no
 // /proc/PID/stat descriptor kept past the pass; a pass split in shares adds up to one
 // pass; processes outside the groups found for members; pkitd's own open descriptors
 // counted exactly.
@@ -91,15 +91,20 @@ std::size_t open_fds() {
     return count;
 }
 
+// One whole pass (a single share), its sums.
+std::vector<proto::Resources> whole_pass(const std::vector<pid_t>& pgids) {
+    return scan_group_resources(pgids).sums;
+}
+
 }  // namespace
 
-TEST_CASE("read_group_resources: each group's processes summed, no descriptor kept") {
+TEST_CASE("scan_group_resources: each group's processes summed, no descriptor kept") {
     PausedGroup group(2);
     REQUIRE(group.settled());
     std::size_t before = open_fds();
     std::vector<pid_t> pgids{group.pgid(), 0, 999999999};
     for (int pass = 0; pass < 2; ++pass) {
-        std::vector<proto::Resources> used = read_group_resources(pgids, {});
+        std::vector<proto::Resources> used = whole_pass(pgids);
         REQUIRE(used.size() == 3);
         CHECK(used[0].processes == 2);
         CHECK(used[0].rss_bytes > 0);
@@ -110,14 +115,14 @@ TEST_CASE("read_group_resources: each group's processes summed, no descriptor ke
         CHECK(open_fds() == before);
     }
     group.kill_all();
-    CHECK(read_group_resources(pgids, {})[0].processes == 0);
+    CHECK(whole_pass(pgids)[0].processes == 0);
 }
 
 TEST_CASE("scan_group_resources: a pass split in shares adds up to one pass") {
     PausedGroup group(5);
     REQUIRE(group.settled());
     std::vector<pid_t> pgids{group.pgid(), 0, 999999999};
-    std::vector<proto::Resources> whole = read_group_resources(pgids);
+    std::vector<proto::Resources> whole = whole_pass(pgids);
     REQUIRE(whole[0].processes == 5);
     for (unsigned count : {2U, 3U}) {
         std::vector<GroupScan> scans;
