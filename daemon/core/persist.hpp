@@ -3,8 +3,9 @@
 // field. One walk serves both directions: the shell's writer reads every field, its
 // reader fills them (daemon/shell/upgrade/state_file.*). Each field is named once,
 // here, beside nothing else: a field added to a class and not to its walk is a field
-// an upgrade forgets, and tests/unit/core/test_persist.cpp round-trips every phase to
-// catch that.
+// an upgrade forgets. The state grid's `restore` row (service_table.hpp) round-trips
+// every column of the table, comparing every query, and
+// tests/unit/shell/upgrade/test_state_file.cpp the state file.
 //
 // An Archive offers:
 //   bool loading() const;

@@ -4,123 +4,8 @@
 // what the Supervisor must know of an input's effect comes back as an Outcome.
 // No clock reads, no I/O, no libuv: the Supervisor drives it and the shell executes.
 //
-// Phases (the private, finer form of SPEC §3's State that state() reports):
-//   waiting       wanted up; the Supervisor launches it once `after` is satisfied
-//   restart_due   waiting, for an automatic restart whose delay is over
-//   starting      launched; pid known once spawned; ready probes/notify pending
-//   cancelled     starting, but a stop came before the spawn was reported (pid 0)
-//   running       spawned (and ready, unless a [ready] or a oneshot says otherwise)
-//   stopping      its stop signal sent; SIGKILL at the `kill` deadline
-//   backoff       an automatic restart decided, waiting out its delay
-//   storm_pause   the same, delayed by this service's own storm guard
-//   storm_hold    the same, held by the daemon-wide storm guard (state storm_pause)
-//   paused        a run (starting or running) whose cgroup the operator froze; its
-//                 deadlines and probes held until it is resumed (SPEC §15)
-//   stopped / done / failed   supervision ended (SPEC §5 `stopped` says why)
-//
-// Every input by phase: the phase it leaves the service in; "-": nothing changes
-// (no action, no field); "·": the phase stays, with the effects the note names. Inputs
-// for a run other than the current one are "-" everywhere. `lnch` and `strt` are both
-// the phase `starting`: launched with no pid reported yet, and spawned (pid known).
-// tests/unit/core/test_state_grid.cpp reads this grid and drives every cell.
-//
-//   input \ phase     wait due  lnch strt canc run  stop back stpa hold stpd done fail paus
-//   want_up           -    -    -    -    ·    -    ·    wait wait wait wait wait wait -
-//   launch            lnch lnch -    -    -    -    -    -    -    -    -    -    -    -
-//   spawned           -    -    run  -    stop -    -    -    -    -    -    -    -    -
-//   launch_failed     -    -    back -    stpd -    -    -    -    -    -    -    -    -
-//   exit              -    -    -    back -    back stpd -    -    -    -    -    -    back
-//   deadline          -    -    -    stop -    ·    ·    due  due  due  -    -    -    -
-//   stop              stpd stpd canc stop -    stop -    stpd stpd stpd -    -    -    stop
-//   restart           -    -    canc stop ·    stop ·    due  due  due  wait wait wait stop
-//   hold_until        -    hold -    -    -    -    -    hold hold ·    -    -    -    -
-//   group_restart     -    -    -    stop -    stop -    -    -    -    -    -    -    stop
-//   root_restart      wait wait canc stop ·    stop ·    wait wait wait wait wait wait stop
-//   replace_spec      ·    wait ·    ·    ·    ·    ·    ·    ·    ·    ·    ·    ·    ·
-//   set_group         ·    ·    ·    ·    ·    ·    ·    ·    ·    ·    ·    ·    ·    ·
-//   forbid_restarts   ·    ·    ·    ·    ·    ·    ·    ·    ·    ·    ·    ·    ·    ·
-//   kill_now          -    -    -    stop -    stop ·    -    -    -    -    -    -    stop
-//   record_output     -    ·    ·    ·    ·    ·    ·    ·    ·    ·    ·    ·    ·    ·
-//   ready_ok          -    -    -    run  -    -    -    -    -    -    -    -    -    -
-//   ready_failed      -    -    -    ·    -    -    -    -    -    -    -    -    -    -
-//   health_ok         -    -    -    -    -    ·    -    -    -    -    -    -    -    -
-//   health_failed     -    -    -    -    -    stop -    -    -    -    -    -    -    -
-//   notify            -    -    -    run  -    ·    ·    -    -    -    -    -    -    ·
-//   pause             -    -    -    paus -    paus -    -    -    -    -    -    -    -
-//   resume            -    -    -    -    -    -    -    -    -    -    -    -    -    run
-//
-// Phases: wait waiting, due restart_due, lnch/strt starting, canc cancelled, run
-// running, stop stopping, back backoff, stpa storm_pause, hold storm_hold, stpd stopped,
-// paus paused.
-// The grid's cells are those of a plain service (no [ready]: `spawned` makes it
-// running; a failed run restarts after a backoff); the notes give the other outcomes.
-//
-//   want_up        (operator start, autostart) wanted up; from an end, counters
-//                  reset (fresh); a backoff's or pause's rest skipped; stopping or
-//                  cancelled: relaunched after the exit (·)
-//   launch         the Supervisor launches a waiting service whose `after` is
-//                  satisfied: Spawn, run + 1
-//   spawned        Emit started; [run_timeout]; no [ready]: ready, running; a oneshot:
-//                  running, not ready; with [ready]: strt, [ready_timeout] [ready_probe].
-//                  Cancelled: Emit started, then the stop (Signal)
-//   launch_failed  Emit exited; the gates. Cancelled: → stpd, or wait to relaunch
-//   exit           Emit exited [Cleanup]; stopping by the operator or shutting down:
-//                  → stpd (Emit stopped) or wait (relaunch); else the gates
-//   the gates      SPEC §3's order decides done | fail (Emit stopped, gave_up,
-//                  restarts_exhausted) | back | stpa (Emit storm_pause) | due (no delay);
-//                  Emit restarting. A launch failure is a completed run without a
-//                  process: it goes through the gates too
-//   deadline       (on_time, the phase's deadline due) strt: [run_timeout],
-//                  [ready_timeout] → stop, [ready_probe] Probe; run: [run_timeout] →
-//                  stop, [health_probe] Probe (·), [watchdog] a failed liveness probe;
-//                  stop: [kill] SIGKILL (·); back/stpa/hold: [restart] → due
-//   stop           (operator) Signal, [kill]; lnch: cancelled, acted on when the spawn
-//                  or its failure is reported; stop: a pkitd kill becomes an operator
-//                  stop; a pending restart: cancelled, Emit stopped
-//   restart        (stop, then relaunch) as stop, relaunched after the exit (canc: after
-//                  the report); a pending automatic restart: launched at once (due); an
-//                  end: as want_up
-//   hold_until     (the daemon-wide storm guard) a pending restart waits until the
-//                  pause's end (hold), or its own if that ends later (stpa)
-//   group_restart  (the group's strategy restarts a sibling) counted; as restart
-//   root_restart   (the failed group restarts from its root) counted, fresh policy;
-//                  as restart when a run exists, else → wait
-//   replace_spec   (reload, no process) new spec, fresh counters; due → wait
-//   set_group      (reload) the group's name
-//   forbid_restarts (shutdown) a run that ends from now on is stopped, never judged
-//   kill_now       (the shutdown deadline) SIGKILL; not a crash, not restarted
-//   record_output  a line into its run's tail; the current run's searched with
-//                  output_matches until it is judged. A service that never ran: "-"
-//   ready_ok/failed   a ready probe's result: ready (Emit ready, [health_probe]), or
-//                  [ready_probe] again
-//   health_ok/failed  a liveness probe's result: the streak (Emit health on a change);
-//                  `failures` in a row: Emit liveness_kill, → stop
-//   notify         (sd_notify, READY=1 and STATUS=) STATUS kept; READY=1 in strt with
-//                  ready.notify: as ready_ok; EXTEND_TIMEOUT_USEC: [ready_timeout]
-//                  later; WATCHDOG=1 in run: [watchdog] again, healthy. Paused: STATUS
-//                  kept, READY=1 makes the run ready (it resumes running), EXTEND_TIMEOUT_USEC
-//                  sets what is left of [ready_timeout]; WATCHDOG=1 waits for the resume
-//   pause          (operator; the shell has checked that cgroups are used) strt, run:
-//                  Freeze, Emit paused; what is left of [run_timeout] and [ready_timeout]
-//                  is kept and every timer disarmed, so no deadline fires and no probe
-//                  runs while frozen. Paused already: "-" (pausing is idempotent)
-//   resume         (operator) Freeze off, Emit resumed, back to strt or run: the two
-//                  deadlines get what was left of them (time frozen does not count
-//                  against a run), the probes and the watchdog a fresh period (the next
-//                  one an interval after the resume, as after a start). Not paused: "-"
-//   paused, left   a stop, restart or kill of a paused run thaws it first (Freeze off,
-//                  then the stop signal, which the run can then act on); an exit (a
-//                  kill from outside) thaws the cgroup and is judged as in run
-//
-// start_first (SPEC §14, `[restart] order`): an operator restart or a reload of a ready
-// run launches the new run beside it instead of stopping it (begin_replacement). The
-// old run becomes the *draining* run, apart from the phases above: it keeps serving
-// while the new run goes through waiting, starting and running as any run does. Once
-// the new run is ready, the draining run gets its stop signal (SIGKILL at its own
-// deadline) and its exit only ends it. If the new run ends first (exits, fails to
-// launch, misses its ready timeout), the draining run becomes the current run again,
-// running and ready, and the replacement records the failure; the new run is never
-// judged by the gates. An operator stop or the shutdown stops both.
+// Its phases, its inputs and what every input does in every phase, as grids that a
+// test drives cell by cell: service_table.hpp.
 //
 // `desired` (up/down) is kept apart from the state: "stopped by the operator" is
 // desired = down, and a run being stopped knows what follows its exit (`m_after_stop`).
@@ -135,6 +20,7 @@
 #include "daemon/core/output_tail.hpp"
 #include "daemon/core/policy.hpp"
 #include "daemon/core/schedule.hpp"
+#include "daemon/core/service_table.hpp"
 #include "daemon/core/types.hpp"
 
 namespace pkit::core {
@@ -170,7 +56,7 @@ class Service {
 public:
     Service(config::ServiceSpec spec, std::size_t index, std::optional<std::string> group);
 
-    // --- Inputs (see the table above) ----------------------------------------------
+    // --- Inputs (the grids' rows: service_table.hpp) -----------------------------
     // The operator (or autostart) wants the service up. `fresh` clears the counters
     // (a start of a stopped, done or failed service). Leaves it `waiting`: the
     // Supervisor launches it once its dependencies are satisfied.
@@ -199,8 +85,8 @@ public:
     // A root restart of the failed group: counted in `restarts`, fresh policy state,
     // and wanted up again.
     void restart_by_root(Now now, Actions& out);
-    // start_first: replaces the current run by a new one launched beside it (see the
-    // header). Does nothing and returns false unless the service is a ready, running
+    // start_first: replaces the current run by a new one launched beside it (the
+    // start_first grid). Does nothing and returns false unless the service is a ready, running
     // `type = "service"` run with `order = "start_first"` and nothing draining; the
     // caller then restarts it the stop_first way. A `spec` is a reload's new
     // definition, whose `order` decides; taken (moved from) with fresh counters only
@@ -233,9 +119,10 @@ public:
     void resume(Now now, Actions& out);
 
     // --- A scheduled job (SPEC §12; service_schedule.cpp) ----------------------------
-    // Outside the grid: these act only on a job with `schedule`. Between episodes the
-    // job rests in stopped, done or failed, which state() reports as `scheduled` while
-    // it is armed. Arms the job for `next` (nullopt: no time comes; armed all the same).
+    // The schedule grid's rows: these act only on a job with `schedule`. Between
+    // episodes the job rests in stopped, done or failed, which state() reports as
+    // `scheduled` while it is armed. Arms the job for `next` (nullopt: no time comes;
+    // armed all the same).
     void arm(const std::optional<Tick>& next);
     // Disarms it: no more ticks; between episodes it is `stopped` (by the operator).
     void disarm();
@@ -264,6 +151,8 @@ public:
     std::size_t index() const { return m_index; }
     const std::optional<std::string>& group() const { return m_group; }
     State state() const;
+    // The finer form of state(): the grids' columns (service_table.hpp).
+    Phase phase() const { return m_phase; }
     bool desired_up() const { return m_desired_up; }
     // A process of the current run exists (starting, running or stopping), or a
     // draining run is still alive.
@@ -272,6 +161,12 @@ public:
     // latest such run when restarts came faster than the old runs ended.
     pid_t draining_pid() const { return m_draining.empty() ? 0 : m_draining.back().pid; }
     const Replacement* replacement() const { return m_replacement.get(); }
+    // A start_first replacement is under way: the latest replaced run drains, not yet
+    // told to stop, until the current run is ready; if the current run ends first, it
+    // is the failed new run of the replacement, and the replaced run is restored.
+    bool replacing() const {
+        return !m_draining.empty() && !m_draining.back().stopping && !m_no_restarts;
+    }
     pid_t pid() const { return m_pid; }
     std::uint64_t run() const { return m_run; }
     // Whether `pid` is the main process of run `run`, current or draining, and not yet
@@ -356,21 +251,6 @@ public:
     void resumed(Now now);
 
 private:
-    enum class Phase {
-        waiting,
-        restart_due,
-        starting,
-        cancelled,
-        running,
-        stopping,
-        backoff,
-        storm_pause,
-        storm_hold,
-        stopped,
-        done,
-        failed,
-        paused,  // last: the state file's numbers of the phases before it stay
-    };
     // Deadlines by kind; each is armed only in the phases that dispatch it (on_time).
     enum class Timer {
         kill,           // stopping: SIGKILL escalation
@@ -415,10 +295,6 @@ private:
     // Sends `signo` to every draining run not yet stopping (SIGKILL: to every one).
     void stop_draining(Now now, Actions& out, int signo);
     void signal_draining(std::size_t i, Now now, Actions& out, int signo);
-    // Whether an ending current run is the failed new run of a replacement.
-    bool replacing() const {
-        return !m_draining.empty() && !m_draining.back().stopping && !m_no_restarts;
-    }
 
     config::ServiceSpec m_spec;
     std::size_t m_index;
@@ -469,9 +345,9 @@ private:
     std::optional<std::uint64_t> m_tail_run;
     std::optional<std::uint64_t> m_previous_tail_run;
 
-    // start_first: the runs being replaced (see the header), oldest first. Only the last
-    // can be waiting for its successor to be ready; the ones before it are ending (a
-    // restart came again before they had exited).
+    // start_first: the runs being replaced (service_table.hpp), oldest first. Only the
+    // last can be waiting for its successor to be ready; the ones before it are ending
+    // (a restart came again before they had exited).
     struct DrainingRun {
         std::uint64_t run = 0;
         pid_t pid = 0;

@@ -1,4 +1,4 @@
-// Service: start_first replacements (SPEC §14; the header's start_first paragraph). The
+// Service: start_first replacements (SPEC §14; service_table.hpp's start_first grid). The
 // current run's inputs stay where they are; this file holds what concerns the
 // draining run: taking it aside, stopping it once the new run is ready, its end, and
 // making it current again when the new run fails.

@@ -1,4 +1,4 @@
-// The state table at the top of daemon/core/service.hpp, row by row: each case brings
+// The plain grid of daemon/core/service_table.hpp, input by input: each case brings
 // one Service to a phase, feeds it one input and checks the state it moves to, the
 // actions it emits and the Outcome it returns.
 
