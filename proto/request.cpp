@@ -39,6 +39,32 @@ int nesting_depth(const json& value, int limit) {
     return deepest;
 }
 
+// Whether `line` nests arrays and objects more than `limit` deep inside its outermost
+// one, counted in the text: brackets outside strings. Linear, stops at the limit.
+bool nested_too_deep(std::string_view line, int limit) {
+    int depth = 0;
+    bool in_string = false;
+    for (std::size_t i = 0; i < line.size(); ++i) {
+        const char c = line[i];
+        if (in_string) {
+            if (c == '\\') {
+                ++i;
+            } else if (c == '"') {
+                in_string = false;
+            }
+        } else if (c == '"') {
+            in_string = true;
+        } else if (c == '[' || c == '{') {
+            if (++depth > limit + 1) {
+                return true;
+            }
+        } else if ((c == ']' || c == '}') && depth > 0) {
+            --depth;
+        }
+    }
+    return false;
+}
+
 // Reads the optional field `name` into `out` when present and not null.
 // Returns the error message when the field has the wrong type.
 std::optional<std::string> read_bool(const json& object, const char* name, bool& out) {
@@ -256,6 +282,11 @@ Result parse_object(json& object) {
 
 std::expected<Request, Error> parse_request(std::string_view line) noexcept {
     try {
+        if (nested_too_deep(line, k_max_request_depth)) {
+            return fail(ErrorCode::bad_request, "the request is nested more than " +
+                                                    std::to_string(k_max_request_depth) +
+                                                    " levels deep");
+        }
         auto value = json::parse(line, nullptr, false);
         if (value.is_discarded()) {
             return fail(ErrorCode::bad_request, "the request is not valid JSON");
