@@ -6,10 +6,12 @@
 
 #include "config/loader.hpp"
 #include "config/toml_depth.hpp"
+#include "tests/unit/config/temp_tree.hpp"
 
 using namespace pkit::config;
 using pkit::config::detail::k_max_toml_depth;
 using pkit::config::detail::toml_too_deep;
+using pkit::config::test::TempTree;
 
 namespace {
 
@@ -168,4 +170,28 @@ TEST_CASE("variables nested a million deep are an error at their value, wherever
     CHECK(load_errors("command = [\"/bin/echo\", \"" + nested_variables(32) + "\"]\n",
                       TextKind::service)
               .empty());
+}
+
+TEST_CASE("--check names at most 8 undefined variables a value, however many it holds") {
+    // One pass over the value a name: 60,000 of them in 700 KB kept it busy for hours.
+    std::string many;
+    for (int i = 0; i < 60000; ++i) {
+        many += "${PKITU" + std::to_string(i) + "}";
+    }
+    TempTree tree;
+    tree.service("web", "command = [\"x\", \"" + many + "\"]\n");
+    std::vector<Diagnostic> warnings;
+    LoadOptions options{.as_root = true};
+    options.warnings = &warnings;
+    REQUIRE(tree.load(options));
+    REQUIRE(warnings.size() == 9);
+    CHECK(warnings[0].message.starts_with("command: variable \"PKITU0\" is not defined"));
+    CHECK(warnings[7].message.starts_with("command: variable \"PKITU7\" is not defined"));
+    CHECK(warnings[8].message ==
+          "command: more variables are not defined either (the first 8 of a value are named)");
+    // Eight or fewer are each named, with no such line.
+    warnings.clear();
+    tree.service("web", "command = [\"${PKITU1}${PKITU2}\"]\n");
+    REQUIRE(tree.load(options));
+    CHECK(warnings.size() == 2);
 }
