@@ -7,6 +7,7 @@
 #include <unordered_set>
 #include <utility>
 
+#include "proto/json_scan.hpp"
 #include "proto/status.hpp"
 
 namespace pkit::proto {
@@ -37,32 +38,6 @@ int nesting_depth(const json& value, int limit) {
         }
     }
     return deepest;
-}
-
-// Whether `line` nests arrays and objects more than `limit` deep inside its outermost
-// one, counted in the text: brackets outside strings. Linear, stops at the limit.
-bool nested_too_deep(std::string_view line, int limit) {
-    int depth = 0;
-    bool in_string = false;
-    for (std::size_t i = 0; i < line.size(); ++i) {
-        const char c = line[i];
-        if (in_string) {
-            if (c == '\\') {
-                ++i;
-            } else if (c == '"') {
-                in_string = false;
-            }
-        } else if (c == '"') {
-            in_string = true;
-        } else if (c == '[' || c == '{') {
-            if (++depth > limit + 1) {
-                return true;
-            }
-        } else if ((c == ']' || c == '}') && depth > 0) {
-            --depth;
-        }
-    }
-    return false;
 }
 
 // Reads the optional field `name` into `out` when present and not null.
@@ -282,7 +257,8 @@ Result parse_object(json& object) {
 
 std::expected<Request, Error> parse_request(std::string_view line) noexcept {
     try {
-        if (nested_too_deep(line, k_max_request_depth)) {
+        // The request's own object is one level more.
+        if (json_deeper_than(line, k_max_request_depth + 1)) {
             return fail(ErrorCode::bad_request, "the request is nested more than " +
                                                     std::to_string(k_max_request_depth) +
                                                     " levels deep");
