@@ -31,6 +31,7 @@
 
 #include "config/load_steps.hpp"
 #include "config/services_watch.hpp"
+#include "config/toml_depth.hpp"
 
 namespace pkit::config {
 
@@ -589,8 +590,16 @@ LoadResult load_tree(const std::filesystem::path& dir, const LoadOptions& option
     }
 }
 
-// Also what load_text() parses a text with (load_text.cpp).
+// Also what load_text() parses a text with (load_text.cpp). A text nested too deep is
+// refused before toml++ reads it: toml++ would recurse as deep (toml_depth.hpp).
 std::optional<toml::table> detail::parse_text(const Diags& d, std::string_view text) {
+    if (auto deep = toml_too_deep(text)) {
+        d.error(Pos{deep->line, deep->column},
+                cat("nested more than ", std::to_string(k_max_toml_depth),
+                    " deep (each part of a table's name or of a dotted key, and each array, "
+                    "is one level)"));
+        return std::nullopt;
+    }
     try {
         return toml::parse(text, d.file());
     } catch (const toml::parse_error& e) {

@@ -277,7 +277,9 @@ std::string format_size(std::uint64_t bytes) {
 // "3m12.481s". Below a second, whole milliseconds.
 std::string format_duration(Duration d) {
     if (d < Duration::zero()) {
-        return "-" + format_duration(-d);
+        // -min() does not exist (it overflows back to min(), and this recursed without
+        // end): min() is shown as max(), a nanosecond short.
+        return "-" + format_duration(d == Duration::min() ? Duration::max() : -d);
     }
     using std::chrono::duration_cast;
     auto ms = duration_cast<std::chrono::milliseconds>(d).count();

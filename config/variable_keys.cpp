@@ -81,6 +81,10 @@ void check_daemon_variables(const Diags& d, const toml::table& root) {
     }
 }
 
+// The undefined variables named in one value's warnings: each takes a pass over the
+// value, so a value of 1 MiB naming 100,000 of them would keep --check busy for hours.
+constexpr std::size_t k_max_named_undefined = 8;
+
 void warn_undefined_variables(const ServiceDraft& service, const DaemonSpec& daemon,
                               std::vector<Diagnostic>& out) {
     const ServiceSpec& spec = service.spec;
@@ -104,9 +108,19 @@ void warn_undefined_variables(const ServiceDraft& service, const DaemonSpec& dae
     for (const VariableText& text : service.variable_texts) {
         assumed.clear();
         // Each pass names the first undefined variable; the next assumes it defined.
-        for (;;) {
+        for (std::size_t named = 0;; ++named) {
             auto result = expand_variables(text.text, known);
             if (result || result.error().kind != VariableError::Kind::undefined) {
+                break;
+            }
+            if (named == k_max_named_undefined) {
+                out.push_back(
+                    Diagnostic{spec.file, text.pos.line, text.pos.column,
+                               cat(text.what,
+                                   ": more variables are not defined either "
+                                   "(the first ",
+                                   std::to_string(k_max_named_undefined), " of a value are named)"),
+                               true});
                 break;
             }
             out.push_back(Diagnostic{spec.file, text.pos.line, text.pos.column,

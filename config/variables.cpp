@@ -28,8 +28,30 @@ std::size_t closing_brace(std::string_view text, std::size_t open) {
     return std::string_view::npos;
 }
 
+// The offset of the first "${" of `text` nested more than k_max_variable_depth deep, or
+// npos. One pass, counting "${" and "}" as closing_brace() and expand_into() pair them
+// (a "}" with nothing open is plain text, "$$" is a literal), so that expand_into(),
+// run only on texts it passed, recurses at most k_max_variable_depth times.
+std::size_t too_deep_at(std::string_view text) {
+    int depth = 0;
+    for (std::size_t i = 0; i < text.size(); ++i) {
+        if (text[i] == '$' && i + 1 < text.size() && text[i + 1] == '$') {
+            ++i;
+        } else if (text[i] == '$' && i + 1 < text.size() && text[i + 1] == '{') {
+            if (++depth > k_max_variable_depth) {
+                return i;
+            }
+            ++i;
+        } else if (text[i] == '}' && depth > 0) {
+            --depth;
+        }
+    }
+    return std::string_view::npos;
+}
+
 // Expands `text` (whose offsets start at `base` in the original) into `out`; with a null
-// `lookup`, only checks the syntax, defaults included.
+// `lookup`, only checks the syntax, defaults included. Recurses once a level of
+// defaults: only for a text too_deep_at() passed.
 std::optional<VariableError> expand_into(std::string_view text, std::size_t base,
                                          const VariableLookup* lookup, std::string& out) {
     std::size_t i = 0;
@@ -111,20 +133,21 @@ std::string VariableError::message() const {
                    "${NAME:-default})";
         case Kind::undefined:
             return "undefined variable \"" + name + "\"";
+        case Kind::too_deep:
+            return "variables nested more than " + std::to_string(k_max_variable_depth) + " deep";
     }
     return {};
 }
 
 std::expected<std::string, VariableError> expand_variables(std::string_view text,
                                                            const VariableLookup& lookup) {
-    std::string out;
-    out.reserve(text.size());
     // The syntax is checked whole first, so an error in a default that this lookup did
     // not need is still an error, whatever the environment.
-    if (auto error = expand_into(text, 0, nullptr, out)) {
+    if (auto error = check_variables(text)) {
         return std::unexpected(std::move(*error));
     }
-    out.clear();
+    std::string out;
+    out.reserve(text.size());
     if (auto error = expand_into(text, 0, &lookup, out)) {
         return std::unexpected(std::move(*error));
     }
@@ -136,6 +159,9 @@ bool has_variables(std::string_view text) {
 }
 
 std::optional<VariableError> check_variables(std::string_view text) {
+    if (auto at = too_deep_at(text); at != std::string_view::npos) {
+        return VariableError{VariableError::Kind::too_deep, at, {}};
+    }
     std::string scratch;
     return expand_into(text, 0, nullptr, scratch);
 }

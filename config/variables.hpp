@@ -4,6 +4,10 @@
 // `$`; any other `$` is kept as it is, so an `sh -c` script keeps its own `$HOME`.
 // A name is one or more of [A-Za-z0-9_]. Pure: the loader checks the syntax with it and
 // the launcher expands with it, in the parent, before the clone.
+//
+// Defaults nest at most k_max_variable_depth deep: a text nesting deeper is a syntax
+// error (too_deep), found by one linear pass before anything recurses, so no text, of
+// any size, can overflow the stack or take more than a pass a level.
 
 #include <cstddef>
 #include <expected>
@@ -14,15 +18,20 @@
 
 namespace pkit::config {
 
+// The most "${" a text may nest inside one another: "${A}" is 1 deep,
+// "${A:-${B}}" 2.
+inline constexpr int k_max_variable_depth = 32;
+
 struct VariableError {
     enum class Kind {
         unterminated,  // "${" without its "}"
         empty_name,    // "${}" or "${:-x}"
         bad_name,      // a character outside [A-Za-z0-9_] in the name
         undefined,     // a variable without a value or a default (at launch only)
+        too_deep,      // a "${" nested more than k_max_variable_depth deep
     };
     Kind kind = Kind::unterminated;
-    std::size_t offset = 0;  // of the "${" in the text
+    std::size_t offset = 0;  // of the "${" in the text (too_deep: the first one too deep)
     std::string name;        // the variable, for bad_name and undefined
     // "undefined variable \"PORT\"", "\"${\" without a closing \"}\"", ...
     std::string message() const;

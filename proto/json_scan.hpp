@@ -29,4 +29,10 @@ using JsonSax = nlohmann::json_sax<nlohmann::json>;
 // false (reading stops there, as sax_parse's does).
 bool scan_json(std::string_view text, JsonSax& handler);
 
+// Whether `text` nests arrays and objects more than `limit` deep, the outermost one
+// counting 1: its brackets outside strings, counted in one pass that stops there. For
+// any text, JSON or not, before a parser builds a tree whose copy, print or comparison
+// would recurse as deep.
+bool json_deeper_than(std::string_view text, int limit);
+
 }  // namespace pkit::proto

@@ -75,6 +75,10 @@ std::expected<Reply, std::string> read_error(Reply reply, const json& error) {
 
 std::expected<Reply, std::string> parse_reply(std::string_view line) noexcept {
     try {
+        if (json_deeper_than(line, k_max_reply_depth + 1)) {
+            return std::unexpected("the reply is nested more than " +
+                                   std::to_string(k_max_reply_depth) + " levels deep");
+        }
         auto value = json::parse(line, nullptr, false);
         if (value.is_discarded() || !value.is_object()) {
             return std::unexpected("the reply is not a JSON object");

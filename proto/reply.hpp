@@ -44,8 +44,15 @@ struct Reply {
     Error error;  // for Kind::error; an unknown code reads as bad_request
 };
 
-// Parses a line from pkitd. Never throws; a line that is none of the four shapes
-// comes back as a message saying what is wrong with it.
+// How deeply arrays and objects may nest inside a reply's object: pkitd's nest a few
+// levels, and an echoed id at most k_max_id_depth (request.hpp). A client prints and
+// compares what it reads, which recurses, so a deeper line (no pkitd sends one) is
+// refused unread.
+inline constexpr int k_max_reply_depth = 128;
+
+// Parses a line from pkitd. Never throws; a line that is none of the four shapes, or
+// nested more than k_max_reply_depth deep, comes back as a message saying what is
+// wrong with it.
 std::expected<Reply, std::string> parse_reply(std::string_view line) noexcept;
 
 // The text of a successful reply's result as the line has it (the value of "result",

@@ -7,6 +7,7 @@
 #include <unordered_set>
 #include <utility>
 
+#include "proto/json_scan.hpp"
 #include "proto/status.hpp"
 
 namespace pkit::proto {
@@ -256,6 +257,12 @@ Result parse_object(json& object) {
 
 std::expected<Request, Error> parse_request(std::string_view line) noexcept {
     try {
+        // The request's own object is one level more.
+        if (json_deeper_than(line, k_max_request_depth + 1)) {
+            return fail(ErrorCode::bad_request, "the request is nested more than " +
+                                                    std::to_string(k_max_request_depth) +
+                                                    " levels deep");
+        }
         auto value = json::parse(line, nullptr, false);
         if (value.is_discarded()) {
             return fail(ErrorCode::bad_request, "the request is not valid JSON");

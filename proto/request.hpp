@@ -40,6 +40,12 @@ struct Request {
 // a hostile id nested a million levels deep must be refused before it is touched.
 inline constexpr int k_max_id_depth = 64;
 
+// How deeply arrays and objects may nest inside a request's object, in any member. A
+// deeper line is refused (bad_request) from its text, before nlohmann builds anything:
+// its parser does not recurse, but a line of 1 MiB nested half a million deep costs it
+// tens of MB and tens of milliseconds of pkitd's loop for nothing.
+inline constexpr int k_max_request_depth = 64;
+
 // The most instances `scale` accepts (SPEC §13), as a file's `instances`.
 inline constexpr int k_max_scale = 1000;
 
@@ -52,7 +58,8 @@ inline constexpr int k_max_scale = 1000;
 // status: `fields`, when given, an array of status member names; scale: `service` and
 // `instances`, an integer from 1 to k_max_scale).
 // A name repeated in `services` is kept once, where it was first mentioned.
-// Unknown fields are ignored, as the protocol promises.
+// Unknown fields are ignored, as the protocol promises; a line nested more than
+// k_max_request_depth deep is refused whatever its fields.
 std::expected<Request, Error> parse_request(std::string_view line) noexcept;
 
 // The request as sent on the wire: `id`, `cmd` and only the arguments its command

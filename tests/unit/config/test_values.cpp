@@ -119,6 +119,9 @@ TEST_CASE("durations format as two units, truncated") {
     CHECK(format_duration(2h) == "2h");
     CHECK(format_duration(24h * 3 + 4h + 59min) == "3d4h");
     CHECK(format_duration(-1500ms) == "-1s");
+    // The extremes: what a saturated conversion of a huge or NaN number of seconds gives.
+    CHECK(format_duration(Duration::max()) == "106751d23h");
+    CHECK(format_duration(Duration::min()) == "-106751d23h");  // once: endless recursion
 }
 
 TEST_CASE("to_seconds gives fractional seconds") {

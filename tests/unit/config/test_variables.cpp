@@ -118,3 +118,74 @@ TEST_CASE("has_variables tells whether expansion could change the text") {
     CHECK_FALSE(has_variables("$HOME and $"));
     CHECK_FALSE(has_variables("plain"));
 }
+
+namespace {
+
+// `depth` variables, each the default of the one around it: "${A:-${A:-x}}" for 2.
+std::string nested_defaults(std::size_t depth, std::string_view innermost = "x") {
+    std::string text;
+    text.reserve(depth * 6 + innermost.size());
+    for (std::size_t i = 0; i < depth; ++i) {
+        text += "${A:-";
+    }
+    text += innermost;
+    text.append(depth, '}');
+    return text;
+}
+
+}  // namespace
+
+TEST_CASE("defaults nest up to k_max_variable_depth, and one more is a syntax error") {
+    static_assert(k_max_variable_depth == 32);  // man/pkit.toml.5 says 32
+    CHECK(expand(nested_defaults(32)) == "x");
+    CHECK(expand(nested_defaults(31, "${PORT}")) == "8080");  // the 32nd a plain one
+    CHECK_FALSE(check_variables(nested_defaults(32)).has_value());
+    auto deep = failure(nested_defaults(33));
+    CHECK(deep.kind == VariableError::Kind::too_deep);
+    CHECK(deep.offset == 32 * 5);  // the 33rd "${"
+    CHECK(deep.message() == "variables nested more than 32 deep");
+    // Only nesting counts: many variables side by side, in defaults or not, are fine.
+    std::string wide = nested_defaults(31, "${PORT}${PORT}${NOPE:-y}");
+    CHECK(expand(wide) == "80808080y");
+    std::string many;
+    for (int i = 0; i < 10000; ++i) {
+        many += "${NOPE:-${PORT}}";
+    }
+    CHECK(expand(many).size() == 40000);
+}
+
+TEST_CASE("what counts as nesting is what expansion pairs: $$ and a lone } do not") {
+    // "$${" opens nothing, and a "}" with no "${" open is plain text.
+    std::string literal;
+    for (int i = 0; i < 40; ++i) {
+        literal += "$${A:-";
+    }
+    CHECK(expand(literal).size() == 40 * 5);
+    CHECK(expand(std::string(100, '}') + "${PORT}") == std::string(100, '}') + "8080");
+    // Closed ones do not count towards the next.
+    CHECK(expand(nested_defaults(32) + nested_defaults(32)) == "xx");
+    // A "}" closes the innermost: 40 opened and closed one by one never go past 1 deep.
+    std::string flat;
+    for (int i = 0; i < 40; ++i) {
+        flat += "${NOPE:-a}";
+    }
+    CHECK(expand(flat) == std::string(40, 'a'));
+}
+
+TEST_CASE("a million nested defaults are refused at once, without recursing") {
+    // Before the bound, each level was one more call of expand_into: this overflowed
+    // the stack (SIGSEGV) from about 30,000 levels.
+    const std::string deep = nested_defaults(1000000);
+    auto checked = check_variables(deep);
+    REQUIRE(checked.has_value());
+    CHECK(checked->kind == VariableError::Kind::too_deep);
+    CHECK(checked->offset == 32 * 5);
+    CHECK(failure(deep).kind == VariableError::Kind::too_deep);
+    // Unterminated, the same: the depth is found before the missing "}".
+    std::string open;
+    for (int i = 0; i < 1000000; ++i) {
+        open += "${A:-";
+    }
+    CHECK(failure(open).kind == VariableError::Kind::too_deep);
+    CHECK(check_variables(open)->offset == 32 * 5);
+}

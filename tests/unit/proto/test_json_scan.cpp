@@ -212,3 +212,22 @@ TEST_CASE("scan_json: 20,000 mutated status replies are read as sax_parse reads 
     }
     CHECK(differences == 0);
 }
+
+TEST_CASE("scan_json: a million levels are read with a stack of its own, not the call stack") {
+    // Replies and the upgrade's state go through scan_json: nesting is input-controlled.
+    constexpr std::size_t k_levels = 1000000;
+    std::string arrays = std::string(k_levels, '[') + std::string(k_levels, ']');
+    std::string objects;
+    for (std::size_t i = 0; i < k_levels; ++i) {
+        objects += "{\"a\":";
+    }
+    objects += "1" + std::string(k_levels, '}');
+    for (const std::string* text : {&arrays, &objects}) {
+        JsonRecorder recorder;
+        CHECK(scan_json(*text, recorder));
+        CHECK(std::ranges::count(recorder.calls, '\n') >= 2 * k_levels);
+    }
+    // Unclosed: refused at the end, as sax_parse refuses it.
+    same_as_nlohmann(std::string(200000, '['));
+    same_as_nlohmann(std::string(100000, '[') + "1" + std::string(99999, ']'));
+}

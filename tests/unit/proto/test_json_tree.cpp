@@ -16,6 +16,16 @@ using nlohmann::json;
 
 namespace {
 
+// "]}" `levels` times: what closes {"a":[ opened as many times.
+std::string repeat_closers(std::size_t levels) {
+    std::string out;
+    out.reserve(2 * levels);
+    for (std::size_t i = 0; i < levels; ++i) {
+        out += "]}";
+    }
+    return out;
+}
+
 json to_json(const JsonTree& tree, JsonTree::Index node) {
     switch (tree.kind(node)) {
         case JsonTree::Kind::null:
@@ -122,4 +132,30 @@ TEST_CASE("find looks a member up in any order; a hint makes reading in order on
           std::vector{JsonTree::Kind::object, JsonTree::Kind::array, JsonTree::Kind::unsigned_});
     CHECK(list->string(list->find(list->first(root), "k")) == "v");
     CHECK(list->size(list->next(list->first(root))) == 0);
+}
+
+TEST_CASE("a tree a million levels deep is built and walked without recursion") {
+    // The upgrade's state is read into a JsonTree: its nesting must cost no stack.
+    constexpr std::size_t k_levels = 1000000;
+    std::string text;
+    for (std::size_t i = 0; i < k_levels; ++i) {
+        text += "{\"a\":[";
+    }
+    text += "7" + repeat_closers(k_levels);
+    auto tree = JsonTree::parse(text);
+    REQUIRE(tree.has_value());
+    JsonTree::Index node = JsonTree::root();
+    std::size_t levels = 0;
+    while (tree->is_object(node)) {
+        JsonTree::Index member = tree->find(node, "a");
+        REQUIRE(member != tree->end(node));
+        REQUIRE(tree->is_array(member));
+        REQUIRE(tree->size(member) == 1);
+        node = tree->first(member);
+        ++levels;
+    }
+    CHECK(levels == k_levels);
+    CHECK(tree->number(node) == 7);
+    CHECK(tree->end(JsonTree::root()) == 2 * k_levels + 1);
+    CHECK_FALSE(JsonTree::parse(std::string(k_levels, '[')).has_value());
 }

@@ -138,3 +138,28 @@ TEST_CASE("result_text is nothing for an error, a line that is not JSON, or no r
         CHECK_FALSE(result_text(line).has_value());
     }
 }
+
+TEST_CASE("parse_reply refuses a line nested more than 128 deep, unread") {
+    // A client prints and compares what it reads, and both recurse: a tree a million
+    // deep would cost pkitctl its stack. No pkitd reply nests more than a few levels
+    // but for an echoed id, itself at most 64.
+    static_assert(k_max_reply_depth == 128);
+    auto holding = [](std::size_t levels) {
+        return R"({"id":1,"ok":true,"result":)" + std::string(levels, '[') +
+               std::string(levels, ']') + "}";
+    };
+    auto fits = parse_reply(holding(128));
+    REQUIRE(fits.has_value());
+    CHECK(fits->kind == Reply::Kind::result);
+    for (std::size_t levels : {129, 1000000}) {
+        CAPTURE(levels);
+        auto deep = parse_reply(holding(levels));
+        REQUIRE_FALSE(deep.has_value());
+        CHECK(deep.error() == "the reply is nested more than 128 levels deep");
+    }
+    // result_text passes a line on as it came, building nothing: any depth.
+    CHECK(result_text(holding(1000000)).has_value());
+    // Brackets in strings are text.
+    CHECK(parse_reply(R"({"id":1,"ok":true,"result":")" + std::string(1000, '{') + "\"}")
+              .has_value());
+}

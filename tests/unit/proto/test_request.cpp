@@ -138,18 +138,65 @@ TEST_CASE("hostile input never aborts") {
 
     std::string deep_array(500000, '[');
     deep_array += std::string(500000, ']');
-    CHECK(parse_error(deep_array).message == "the request must be a JSON object");
+    CHECK(parse_error(deep_array).message == "the request is nested more than 64 levels deep");
     CHECK(parse_error(std::string(500000, '{')).code == ErrorCode::bad_request);
+}
 
+namespace {
+
+// {"cmd":"ping","id":1,"x":[[...]]} with `arrays` arrays in "x", or objects.
+std::string ping_holding(std::size_t levels, bool objects = false) {
+    std::string line = R"({"cmd":"ping","id":1,"x":)";
+    for (std::size_t i = 0; i < levels; ++i) {
+        line += objects ? R"({"a":)" : "[";
+    }
+    line += "0";
+    line += std::string(levels, objects ? '}' : ']');
+    return line + "}";
+}
+
+}  // namespace
+
+TEST_CASE("a request nested more than 64 deep is refused from its text, whatever the member") {
+    static_assert(pkit::proto::k_max_request_depth == 64);  // protocol.inc says 64
+    CHECK(parse_request(ping_holding(64)).has_value());
+    CHECK(parse_request(ping_holding(64, true)).has_value());
+    for (std::size_t levels : {65, 1000, 400000}) {
+        CAPTURE(levels);
+        for (bool objects : {false, true}) {
+            auto error = parse_error(ping_holding(levels, objects));
+            CHECK(error.code == ErrorCode::bad_request);
+            CHECK(error.message == "the request is nested more than 64 levels deep");
+            CHECK(error.id.is_null());  // not read: nothing of the line is
+        }
+    }
+    // Unclosed, the same.
+    CHECK(parse_error(R"({"cmd":"ping","x":)" + std::string(1000000, '[')).message ==
+          "the request is nested more than 64 levels deep");
+    // Brackets in strings, escaped quotes included, are text.
+    const std::string brackets(1000, '[');
+    auto quoted =
+        parse_request(R"({"cmd":"ping","x":"\")" + brackets + R"(","id":")" + brackets + R"("})");
+    REQUIRE(quoted.has_value());
+    CHECK(quoted->id == brackets);
+    // Many members side by side are not deep.
+    std::string wide = R"({"cmd":"ping","x":[)";
+    for (int i = 0; i < 10000; ++i) {
+        wide += "[[]],";
+    }
+    CHECK(parse_request(wide + "0]}").has_value());
+}
+
+TEST_CASE("an id nested more than 64 deep is refused, and its reply has a null id") {
+    // 64 arrays with a value inside: 65 levels of id, within the request's bound.
     std::string deep_id =
-        R"({"cmd":"ping","id":)" + std::string(100000, '[') + std::string(100000, ']') + "}";
+        R"({"cmd":"ping","id":)" + std::string(64, '[') + "1" + std::string(64, ']') + "}";
     auto deep = parse_error(deep_id);
     CHECK(deep.message == "\"id\" is nested too deeply");
     CHECK(deep.id.is_null());
-
-    std::string deep_extra =
-        R"({"cmd":"ping","x":)" + std::string(100000, '[') + std::string(100000, ']') + "}";
-    CHECK(parse_request(deep_extra).has_value());
+    std::string fits =
+        R"({"cmd":"ping","id":)" + std::string(63, '[') + "1" + std::string(63, ']') + "}";
+    CHECK(parse_request(fits).has_value());
 }
 
 TEST_CASE("a long unknown command name is echoed shortened") {
