@@ -18,7 +18,8 @@ TEST_DEPS = python3 systemd util-linux procps socat prometheus dpkg-dev lintian 
 PACKAGE_DEPS = dpkg-dev
 SUDO    := $(shell [ "$$(id -u)" = 0 ] || echo sudo)
 
-.PHONY: all build build-daemon deps test-deps package-deps run test bench deb fuzz clean
+.PHONY: all build build-daemon deps test-deps package-deps run test bench deb fuzz clean \
+        image-check
 
 all: build
 
@@ -103,6 +104,21 @@ fuzz: deps
 	    || failed="$$failed $$t"; \
 	done; \
 	if [ -n "$$failed" ]; then echo "fuzzing found problems in:$$failed (see $(FUZZ_BUILD)/crashes/)"; exit 1; fi
+
+# `make image-check`: packaging/Dockerfile.example built with podman from a clean Debian
+# base (made with debootstrap, since no image registry is reached; kept with podman's
+# layer cache in $(BUILD)/image-check), then run: pkitd as PID 1, healthy, exit 0 on
+# SIGTERM. Minutes rather than seconds, so not part of `make test`, whose
+# packaging-dockerfile test configures the image's sources with only its packages.
+IMAGE_DEPS = podman runc debootstrap python3
+
+image-check:
+	@missing=$$(for p in $(IMAGE_DEPS); do dpkg -s $$p >/dev/null 2>&1 || echo $$p; done); \
+	if [ -n "$$missing" ]; then \
+	  echo "installing image check tools:" $$missing; \
+	  $(SUDO) apt-get update -qq && DEBIAN_FRONTEND=noninteractive $(SUDO) apt-get install -y -qq $$missing; \
+	fi
+	$(SUDO) packaging/check-image --cache $(BUILD)/image-check
 
 clean:
 	rm -rf $(BUILD)

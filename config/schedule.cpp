@@ -215,6 +215,8 @@ std::expected<CronSpec, std::string> parse_cron(std::string_view text) {
     if (bits[4][7]) {
         cron.weekdays.set(0);  // 7 is Sunday too
     }
+    cron.minutes_restricted = !fields[0].starts_with('*');
+    cron.hours_restricted = !fields[1].starts_with('*');
     cron.days_restricted = !fields[2].starts_with('*');
     cron.weekdays_restricted = !fields[4].starts_with('*');
     // A day-of-month that no month given has would never run (0 0 30 2 *).

@@ -23,6 +23,11 @@ struct CronSpec {
     // day fields restricted a day matches when either does, else when both do.
     bool days_restricted = false;
     bool weekdays_restricted = false;
+    // Likewise for minute and hour. Restricted both: a fixed-time job, which clock
+    // changes treat as Debian's cron(8) does (daemon/core/schedule.hpp); @hourly is not.
+    bool minutes_restricted = false;
+    bool hours_restricted = false;
+    bool fixed_time() const { return minutes_restricted && hours_restricted; }
     bool operator==(const CronSpec&) const = default;
 };
 

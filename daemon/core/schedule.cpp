@@ -26,6 +26,85 @@ bool day_matches(const config::CronSpec& cron, int day, int weekday) {
 
 constexpr std::int64_t k_day = 86400;
 constexpr int k_minutes_a_day = 1440;
+// cron(8): a change of the clock by 3 hours or more is a correction, not a clock change
+// of the zone (no catching up, no skipping of repeated times).
+constexpr std::int64_t k_correction = 3 * 3600;
+
+// The first local minute at or after `minute` that `cron` matches (month, day, hour,
+// minute), skipping a whole month, day or hour that cannot; nullopt past `last_year`.
+std::optional<std::int64_t> next_match(const config::CronSpec& cron, std::int64_t minute,
+                                       int last_year) {
+    while (true) {
+        std::int64_t days = floor_div(minute, k_minutes_a_day);
+        int of_day = static_cast<int>(minute - days * k_minutes_a_day);
+        CivilDate date = civil_from_days(days);
+        if (date.year > last_year) {
+            return std::nullopt;
+        }
+        if (!cron.months[static_cast<std::size_t>(date.month)]) {
+            CivilDate next = date.month == 12 ? CivilDate{date.year + 1, 1, 1}
+                                              : CivilDate{date.year, date.month + 1, 1};
+            minute = days_from_civil(next) * k_minutes_a_day;
+            continue;
+        }
+        if (!day_matches(cron, date.day, weekday_of(days))) {
+            minute = (days + 1) * k_minutes_a_day;
+            continue;
+        }
+        int hour = of_day / 60;
+        if (!cron.hours[static_cast<std::size_t>(hour)]) {
+            minute = days * k_minutes_a_day + (hour + 1) * 60;
+            continue;
+        }
+        int m = of_day % 60;
+        while (m < 60 && !cron.minutes[static_cast<std::size_t>(m)]) {
+            ++m;
+        }
+        if (m == 60) {
+            minute = days * k_minutes_a_day + (hour + 1) * 60;
+            continue;
+        }
+        return days * k_minutes_a_day + hour * 60 + m;
+    }
+}
+
+// The unix times that show local time `local` (u + offset(u) == local), given the
+// offsets a day either side of it: `any` whether one does, `best` the earliest after
+// `after`. None in a gap, two in a repeated interval.
+struct Showings {
+    bool any = false;
+    std::optional<std::int64_t> best;
+};
+Showings showings(std::int64_t local, std::int32_t before, std::int32_t later, std::int64_t after,
+                  const ZoneOffset& offset) {
+    Showings out;
+    for (std::int32_t candidate : {before, later}) {
+        std::int64_t u = local - candidate;
+        if (offset(u) != candidate) {
+            continue;
+        }
+        out.any = true;
+        if (u > after && (!out.best || u < *out.best)) {
+            out.best = u;
+        }
+    }
+    return out;
+}
+
+// The first second of (low, high] whose offset differs from low's: the change between
+// them (there is one, and only one).
+std::int64_t first_second_of(std::int64_t low, std::int64_t high, const ZoneOffset& offset) {
+    const std::int32_t old_offset = offset(low);
+    while (high - low > 1) {
+        std::int64_t middle = low + (high - low) / 2;
+        if (offset(middle) == old_offset) {
+            low = middle;
+        } else {
+            high = middle;
+        }
+    }
+    return high;
+}
 
 }  // namespace
 
@@ -64,57 +143,58 @@ int weekday_of(std::int64_t days) {
 
 std::optional<std::int64_t> next_cron_time(const config::CronSpec& cron, std::int64_t after,
                                            const ZoneOffset& offset) {
-    // Search local minutes from the one after `after`'s local time, skipping a whole
-    // month, day or hour that cannot match; each local time found is mapped back to
-    // the unix times that show it (none in a gap, two in an overlap).
-    std::int64_t minute = floor_div(after + offset(after), 60) + 1;
+    // Local minutes are searched in order from a start, each mapped back to the unix
+    // times that show it. Zones change at most once in two days and their offsets span
+    // less than a day (and so less than a change), so the offsets a day either side of a
+    // local time are the only candidates, and a day ahead of `after` shows whether the
+    // clock goes back soon.
+    const bool fixed = cron.fixed_time();
+    const std::int32_t now_offset = offset(after);
+    const std::int32_t ahead = offset(after + k_day);
+    // After the clock goes back, the local times it shows again come after `after` too:
+    // they count for a wildcard job, and for every job after a correction. So the search
+    // starts from the earlier local time then.
+    std::int32_t start_offset = now_offset;
+    if (ahead < now_offset && (!fixed || now_offset - ahead >= k_correction)) {
+        start_offset = ahead;
+    }
+    std::int64_t minute = floor_div(after + start_offset, 60) + 1;
     const int last_year = civil_from_days(floor_div(minute, k_minutes_a_day)).year + 30;
     while (true) {
-        std::int64_t days = floor_div(minute, k_minutes_a_day);
-        int of_day = static_cast<int>(minute - days * k_minutes_a_day);
-        CivilDate date = civil_from_days(days);
-        if (date.year > last_year) {
+        auto found = next_match(cron, minute, last_year);
+        if (!found) {
             return std::nullopt;
         }
-        if (!cron.months[static_cast<std::size_t>(date.month)]) {
-            CivilDate next = date.month == 12 ? CivilDate{date.year + 1, 1, 1}
-                                              : CivilDate{date.year, date.month + 1, 1};
-            minute = days_from_civil(next) * k_minutes_a_day;
-            continue;
-        }
-        if (!day_matches(cron, date.day, weekday_of(days))) {
-            minute = (days + 1) * k_minutes_a_day;
-            continue;
-        }
-        int hour = of_day / 60;
-        if (!cron.hours[static_cast<std::size_t>(hour)]) {
-            minute = days * k_minutes_a_day + (hour + 1) * 60;
-            continue;
-        }
-        int m = of_day % 60;
-        while (m < 60 && !cron.minutes[static_cast<std::size_t>(m)]) {
-            ++m;
-        }
-        if (m == 60) {
-            minute = days * k_minutes_a_day + (hour + 1) * 60;
-            continue;
-        }
-        minute = days * k_minutes_a_day + hour * 60 + m;
-        // The local time `local` is shown at unix time u when u + offset(u) == local.
-        // Offsets span less than a day, and zones change at most once in two days,
-        // so the offsets a day either side are the only candidates.
+        minute = *found;
         const std::int64_t local = minute * 60;
-        std::optional<std::int64_t> best;
-        for (std::int64_t candidate : {offset(local - k_day), offset(local + k_day)}) {
-            std::int64_t u = local - candidate;
-            if (offset(u) == candidate && u > after && (!best || u < *best)) {
-                best = u;
+        const std::int32_t before = offset(local - k_day);
+        const std::int32_t later = offset(local + k_day);
+        auto shown = showings(local, before, later, after, offset);
+        if (shown.best) {
+            // Near a change local order and real order can differ by the change: a later
+            // local time within it may come first (the rest of the first pass through a
+            // repeated hour, before its second pass).
+            const std::int64_t span = (later > before ? later - before : before - later) / 60;
+            for (auto other = next_match(cron, minute + 1, last_year);
+                 other && *other <= minute + span;
+                 other = next_match(cron, *other + 1, last_year)) {
+                auto more = showings(*other * 60, offset(*other * 60 - k_day),
+                                     offset(*other * 60 + k_day), after, offset);
+                if (more.best && *more.best < *shown.best) {
+                    shown.best = more.best;
+                }
+            }
+            return shown.best;
+        }
+        // A local time no clock shows: skipped by a change forward. A fixed-time job runs
+        // at the change unless the change is a correction.
+        if (!shown.any && fixed && later > before && later - before < k_correction) {
+            const std::int64_t change = first_second_of(local - later, local - before, offset);
+            if (change > after) {
+                return change;
             }
         }
-        if (best) {
-            return best;
-        }
-        ++minute;  // skipped by a clock change, or shown only before `after`
+        ++minute;
     }
 }
 

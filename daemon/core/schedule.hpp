@@ -32,9 +32,18 @@ CivilDate civil_from_days(std::int64_t days);
 int weekday_of(std::int64_t days);
 
 // The first time after unix time `after` whose local time matches `cron`, in unix
-// seconds. A local time that a clock change skips does not come; one it repeats comes
-// once, at its first occurrence after `after` (so counting on from that occurrence
-// does not give it again). nullopt if nothing matches within 30 years.
+// seconds; nullopt if nothing matches within 30 years. Clock changes of the zone as
+// Debian's cron(8) treats them (SPEC §12):
+//  - a job with `*` starting its minute or hour field (@hourly too) runs at each local
+//    time the clock shows, in real time: not at the times a change forward skips, and
+//    at the times a change back repeats both times they come (`*/30` keeps running every
+//    30 minutes through a repeated hour);
+//  - a fixed-time job (CronSpec::fixed_time) whose times fall in a skipped interval runs
+//    once at the change, the first second of the new offset; a time that repeats comes
+//    once, at its first occurrence after `after` (so counting on from it does not give
+//    it again);
+//  - a change of 3 hours or more is a correction: every job runs as a wildcard one.
+// The zone changes at most once in any two days, by less than a day.
 std::optional<std::int64_t> next_cron_time(const config::CronSpec& cron, std::int64_t after,
                                            const ZoneOffset& offset);
 

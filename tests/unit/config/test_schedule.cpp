@@ -58,6 +58,21 @@ TEST_CASE("cron fields take lists, ranges, steps and names") {
     CHECK_FALSE(cron_of("0 0 1 * *").weekdays_restricted);
 }
 
+TEST_CASE("a fixed-time job has neither minute nor hour starting with *, as in cron(8)") {
+    CHECK(cron_of("30 2 * * *").fixed_time());
+    CHECK(cron_of("0-59 2 * * *").fixed_time());
+    CHECK(cron_of("0,30 1-3 * * *").fixed_time());
+    CHECK(cron_of("@daily").fixed_time());
+    CHECK(cron_of("@weekly").fixed_time());
+    CHECK_FALSE(cron_of("*/30 2 * * *").fixed_time());
+    CHECK_FALSE(cron_of("30 * * * *").fixed_time());
+    CHECK_FALSE(cron_of("* * * * *").fixed_time());
+    CHECK_FALSE(cron_of("@hourly").fixed_time());
+    CHECK(cron_of("30 2 * * *").minutes_restricted);
+    CHECK_FALSE(cron_of("*/30 2 * * *").minutes_restricted);
+    CHECK_FALSE(cron_of("30 */2 * * *").hours_restricted);
+}
+
 TEST_CASE("macros are the crontab(5) ones") {
     CHECK(cron_of("@hourly") == cron_of("0 * * * *"));
     CHECK(cron_of("@daily") == cron_of("0 0 * * *"));

@@ -1,5 +1,5 @@
 // The times a schedule gives (SPEC §12): month ends, a leap day, cron's either-day
-// rule, steps, and both clock changes of Europe/Berlin.
+// rule, steps (clock changes: test_schedule_clock_changes.cpp).
 
 #include <doctest/doctest.h>
 
@@ -21,17 +21,10 @@ std::int32_t utc_zone(std::int64_t) {
     return 0;
 }
 
-// Europe/Berlin's rule since 1996: CET (+1 h), CEST (+2 h) from the last Sunday of
-// March 01:00 UTC to the last Sunday of October 01:00 UTC.
+// The last Sunday of a month, in days.
 std::int64_t last_sunday(int year, int month) {
     std::int64_t last = days_from_civil({year, month, 31});
     return last - weekday_of(last);
-}
-std::int32_t berlin(std::int64_t t) {
-    int year = civil_from_days(t >= 0 ? t / 86400 : (t - 86399) / 86400).year;
-    std::int64_t summer = last_sunday(year, 3) * 86400 + 3600;
-    std::int64_t winter = last_sunday(year, 10) * 86400 + 3600;
-    return t >= summer && t < winter ? 7200 : 3600;
 }
 
 config::CronSpec cron(const char* text) {
@@ -114,32 +107,6 @@ TEST_CASE("cron times: fields, steps, names and month ends") {
             {"0 0 1 * *", utc(2026, 3, 2), utc(2026, 4, 1)},
         },
         utc_zone);
-}
-
-TEST_CASE("cron times follow Europe/Berlin across both clock changes") {
-    // 2026-03-29: 02:00 CET becomes 03:00 CEST (01:00 UTC); 2026-10-25: 03:00 CEST
-    // becomes 02:00 CET (01:00 UTC).
-    check_rows(
-        {
-            // Local midnight is 23:00 UTC in winter, 22:00 in summer.
-            {"0 0 * * *", utc(2026, 3, 27, 23, 0), utc(2026, 3, 28, 23, 0)},
-            {"0 0 * * *", utc(2026, 3, 28, 23, 0), utc(2026, 3, 29, 22, 0)},
-            // 02:30 does not come on the 29th of March: skipped, not run.
-            {"30 2 * * *", utc(2026, 3, 28, 2, 0), utc(2026, 3, 30, 0, 30)},
-            // Hourly across the gap: 01:00 CET, then 03:00 CEST, an hour later.
-            {"0 * * * *", utc(2026, 3, 29, 0, 0), utc(2026, 3, 29, 1, 0)},
-            {"*/30 * * * *", utc(2026, 3, 29, 0, 30), utc(2026, 3, 29, 1, 0)},
-            // 02:30 comes twice on the 25th of October: run at the first only.
-            {"30 2 * * *", utc(2026, 10, 24, 12, 0), utc(2026, 10, 25, 0, 30)},
-            {"30 2 * * *", utc(2026, 10, 25, 0, 30), utc(2026, 10, 26, 1, 30)},
-            // Counting on from inside the repeated hour gives no local time twice.
-            {"0 * * * *", utc(2026, 10, 24, 23, 30), utc(2026, 10, 25, 0, 0)},
-            {"0 * * * *", utc(2026, 10, 25, 0, 0), utc(2026, 10, 25, 2, 0)},
-            // pkitd started in the second 02:xx: the first one after it.
-            {"45 2 * * *", utc(2026, 10, 25, 1, 10), utc(2026, 10, 25, 1, 45)},
-            {"0 0 * * *", utc(2026, 10, 24, 22, 0), utc(2026, 10, 25, 23, 0)},
-        },
-        berlin);
 }
 
 TEST_CASE("ticks: every D counts from the epoch on the monotonic clock") {
