@@ -46,6 +46,11 @@ rss_kb() {
     awk '/^VmRSS:/ {print $2}' /proc/"$pid"/status
 }
 
+# Service slots so far: SOCKET.runs holds a 32-byte record a slot.
+slots() {
+    echo $(($(stat -c %s "$1/sock.runs" 2>/dev/null || echo 0) / 32))
+}
+
 heap_kb() {
     awk '/\[heap\]/ {h = 1; next} /^[0-9a-f]+-/ {h = 0} h && /^Rss:/ {print $2}' /proc/"$pid"/smaps
 }
@@ -83,7 +88,7 @@ run() {
         sleep 0.2
         last=$(rss_kb)
         [ -z "$first" ] && first=$last
-        echo "$kind: cycle $cycle: RSS $last kB, heap $(heap_kb) kB"
+        echo "$kind: cycle $cycle: RSS $last kB, heap $(heap_kb) kB, slots $(slots "$tree")"
     done
     awk -v k="$kind" -v a="$first" -v b="$last" -v c="$cycles" 'BEGIN {
         printf "%s: RSS after cycle 1: %d kB, after cycle %d: %d kB, growth %.1f %% (goal <= 10 %%)\n",
