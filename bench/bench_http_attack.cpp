@@ -11,11 +11,16 @@
 //              `GET /metrics` and never reading; a closed one comes back after 1 s
 //   scrapers   --connections (200) clients scraping /metrics in a loop, a connection
 //              a scrape, reading every body
+//   slow-scrapers  the same, but each pauses --pause (0.3) seconds after sending its
+//              request before it reads, and counts the bodies cut short of their
+//              Content-Length
 // Goals (issue figures): pipelined RSS <= 64 MiB, probe p99 <= 100 ms; slowloris and
-// idle: no probe timeout; scrapers at 1,000 services: status p99 <= 50 ms, RSS <= 64 MiB.
+// idle: no probe timeout; scrapers at 1,000 services: status p99 <= 50 ms, RSS <= 64 MiB;
+// slow-scrapers at 1,000 services: 0 bodies cut, probe p99 <= 100 ms, RSS <= 64 MiB.
 //
 //   bench_http_attack --pkitd PATH --pkitctl PATH --attack NAME [--services N]
 //                     [--connections N] [--seconds 30] [--interval 3] [--requests 50000]
+//                     [--pause 0.3]
 
 #include <arpa/inet.h>
 #include <netinet/in.h>
@@ -115,16 +120,20 @@ struct Attacker {
     std::size_t connections = 0;
     double interval = 3.0;
     long requests = 50000;
+    double pause = 0.3;  // slow-scrapers: before reading
     // Per connection: fd (-1: down), when to act next, progress.
     struct Conn {
         int fd = -1;
         double next = 0;
         std::size_t sent = 0;
-        std::string reply;  // scrapers: what came back
+        std::string reply;     // scrapers: what came back (its head, for slow-scrapers)
+        std::size_t body = 0;  // slow-scrapers: body bytes read
+        std::optional<std::size_t> length;  // and the head's Content-Length
     };
     std::vector<Conn> conns;
     long closed_by_pkitd = 0;
     long scrapes = 0;
+    long cut = 0;  // slow-scrapers: 200 replies whose body ended short
     std::string head = "GET /healthz HTTP/1.1\r\nHost: b\r\nX-Slow: ";
     std::string burst;
 
@@ -156,7 +165,15 @@ struct Attacker {
                     }
                 }
                 short events = POLLRDHUP;
-                if (attack == "scrapers") {
+                if (attack == "slow-scrapers") {
+                    if (c.sent == 0) {
+                        events |= POLLOUT;
+                    } else if (now >= c.next) {
+                        events |= POLLIN;
+                    } else {
+                        events = 0;  // pausing: not even its end is looked at yet
+                    }
+                } else if (attack == "scrapers") {
                     events |= c.sent == 0 ? POLLOUT : POLLIN;
                 } else if (attack == "pipelined") {
                     if (c.sent < static_cast<std::size_t>(requests) * one.size()) {
@@ -178,9 +195,41 @@ struct Attacker {
                 auto drop = [&](bool by_pkitd) {
                     ::close(c.fd);
                     c.fd = -1;
-                    c.next = now + (attack == "scrapers" ? 0 : 1.0);
+                    c.next = now + (attack == "scrapers" || attack == "slow-scrapers" ? 0 : 1.0);
                     closed_by_pkitd += by_pkitd ? 1 : 0;
                 };
+                if (attack == "slow-scrapers") {
+                    if ((rev & POLLOUT) && c.sent == 0) {
+                        const char req[] =
+                            "GET /metrics HTTP/1.1\r\nHost: b\r\nConnection: close\r\n\r\n";
+                        if (::send(c.fd, req, sizeof req - 1, MSG_NOSIGNAL) > 0) {
+                            c.sent = 1;
+                            c.next = now + pause;
+                            c.body = 0;
+                            c.length.reset();
+                        } else {
+                            drop(true);
+                        }
+                        continue;
+                    }
+                    if (rev & (POLLIN | POLLRDHUP | POLLHUP | POLLERR)) {
+                        ssize_t n = ::recv(c.fd, buffer, sizeof buffer, 0);
+                        if (n > 0) {
+                            take_reply(c, buffer, static_cast<std::size_t>(n));
+                            continue;
+                        }
+                        if (!c.reply.starts_with("HTTP/1.1 200") || !c.length) {
+                            drop(true);
+                        } else if (c.body == *c.length) {
+                            ++scrapes;
+                            drop(false);
+                        } else {
+                            ++cut;
+                            drop(true);
+                        }
+                    }
+                    continue;
+                }
                 if (attack == "scrapers") {
                     if ((rev & POLLOUT) && c.sent == 0) {
                         const char req[] =
@@ -236,6 +285,26 @@ struct Attacker {
             }
         }
     }
+
+    // slow-scrapers: the head kept until complete (its Content-Length read), then the
+    // body's bytes counted.
+    static void take_reply(Conn& c, const char* bytes, std::size_t n) {
+        if (c.length) {
+            c.body += n;
+            return;
+        }
+        c.reply.append(bytes, n);
+        const std::size_t end = c.reply.find("\r\n\r\n");
+        if (end == std::string::npos) {
+            return;
+        }
+        const std::size_t at = c.reply.find("Content-Length: ");
+        c.length = at != std::string::npos && at < end
+                       ? std::strtoul(c.reply.c_str() + at + 16, nullptr, 10)
+                       : 0;
+        c.body = c.reply.size() - end - 4;
+        c.reply.resize(end);
+    }
 };
 
 }  // namespace
@@ -244,20 +313,23 @@ int main(int argc, char** argv) {
     std::string binary = arg(argc, argv, "--pkitd", "build/daemon/pkitd");
     std::string pkitctl = arg(argc, argv, "--pkitctl", "build/ctl/pkitctl");
     std::string attack = arg(argc, argv, "--attack", "slowloris");
+    const bool scraping = attack == "scrapers" || attack == "slow-scrapers";
     double defaults_conn = attack == "idle"        ? 5000
                            : attack == "pipelined" ? 64
-                           : attack == "scrapers"  ? 200
+                           : scraping              ? 200
                                                    : 1000;
     auto connections =
         static_cast<std::size_t>(arg_number(argc, argv, "--connections", defaults_conn));
-    auto services = static_cast<std::size_t>(
-        arg_number(argc, argv, "--services", attack == "scrapers" ? 1000 : 50));
+    auto services =
+        static_cast<std::size_t>(arg_number(argc, argv, "--services", scraping ? 1000 : 50));
     double seconds = arg_number(argc, argv, "--seconds", 30);
     double interval = arg_number(argc, argv, "--interval", 3);
     long requests = static_cast<long>(arg_number(argc, argv, "--requests", 50000));
-    if (attack != "slowloris" && attack != "idle" && attack != "pipelined" &&
-        attack != "scrapers") {
-        std::fprintf(stderr, "bench_http_attack: --attack slowloris|idle|pipelined|scrapers\n");
+    double pause = arg_number(argc, argv, "--pause", 0.3);
+    if (attack != "slowloris" && attack != "idle" && attack != "pipelined" && !scraping) {
+        std::fprintf(stderr,
+                     "bench_http_attack: --attack slowloris|idle|pipelined|scrapers|"
+                     "slow-scrapers\n");
         return 2;
     }
     // Thousands of sockets: the hard limit, not the soft one.
@@ -295,6 +367,7 @@ int main(int argc, char** argv) {
     attacker.connections = connections;
     attacker.interval = interval;
     attacker.requests = requests;
+    attacker.pause = pause;
     std::thread attack_thread([&] { attacker.run(stop); });
 
     std::vector<double> probe;
@@ -337,13 +410,18 @@ int main(int argc, char** argv) {
 
     const long rss_end = rss_kb(pkitd.pid());
     const double cpu = cpu_seconds(pkitd.pid()) - cpu_before;
+    const bool probe_bound = attack == "pipelined" || attack == "slow-scrapers";
     print_row("/healthz from a fresh connection (1 s timeout)",
               format_number(percentile(probe, 0.99) * 1e3, 2), "ms p99",
-              attack == "pipelined" ? "<= 100 ms" : "no timeout",
+              probe_bound ? "<= 100 ms" : "no timeout",
               std::to_string(probe_timeouts) + " timeouts",
-              probe_timeouts == 0 && (attack != "pipelined" || percentile(probe, 0.99) <= 0.100)
-                  ? "meets"
-                  : "misses");
+              probe_timeouts == 0 && (!probe_bound || percentile(probe, 0.99) <= 0.100) ? "meets"
+                                                                                        : "misses");
+    if (attack == "slow-scrapers") {
+        print_row("/metrics bodies cut short of their Content-Length", std::to_string(attacker.cut),
+                  "bodies", "0", std::to_string(attacker.scrapes) + " whole",
+                  attacker.cut == 0 ? "meets" : "misses");
+    }
     print_note("probe: " + latency_summary(probe, probe_timeouts));
     for (const auto& [why, count] : probe_failures) {
         print_note("probe failures: " + std::to_string(count) + " " + why);
@@ -364,9 +442,9 @@ int main(int argc, char** argv) {
               rss_max <= 64 * 1024 ? "meets" : "misses");
     print_note("pkitd CPU during the attack: " + format_number(cpu, 2) + " s of " +
                format_number(seconds, 0) + " s (" + format_number(100 * cpu / seconds, 1) + " %)");
-    print_note("connections closed by pkitd: " + std::to_string(attacker.closed_by_pkitd) +
-               (attack == "scrapers" ? ", scrapes completed: " + std::to_string(attacker.scrapes)
-                                     : std::string()));
+    print_note(
+        "connections closed by pkitd: " + std::to_string(attacker.closed_by_pkitd) +
+        (scraping ? ", scrapes completed: " + std::to_string(attacker.scrapes) : std::string()));
     print_note(pkitd.alive() ? "pkitd still running" : "pkitd DIED");
     pkitd.stop();
     return 0;

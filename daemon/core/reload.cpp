@@ -4,6 +4,7 @@
 #include <algorithm>
 #include <string_view>
 #include <unordered_map>
+#include <variant>
 
 #include "daemon/core/supervisor.hpp"
 
@@ -59,7 +60,47 @@ bool same_group(const config::GroupSpec* a, const config::GroupSpec* b) {
 
 }  // namespace
 
-ReloadOutcome Supervisor::reload_from(config::Tree& tree, Now now) {
+std::vector<std::size_t> Supervisor::reusable_slots(
+    const std::function<bool(std::size_t)>& caller_holds) const {
+    const std::size_t n = m_services.size();
+    std::vector<bool> named(n, false);  // by something of the core's that outlives a turn
+    for (const PendingReload& pending : m_reloads) {
+        named[pending.service] = true;
+    }
+    for (const Roll& roll : m_rolls) {
+        if (!roll.done) {
+            for (std::size_t i : roll.services) {
+                named[i] = true;
+            }
+        }
+    }
+    for (const Group& group : m_groups) {
+        for (std::size_t i : group.stop_queue) {
+            named[i] = true;
+        }
+    }
+    for (const Action& action : m_actions) {
+        std::visit(
+            [&](const auto& a) {
+                if constexpr (requires { a.service + 0; }) {
+                    named[a.service] = true;
+                }
+            },
+            action);
+    }
+    std::vector<std::size_t> free;
+    for (std::size_t i = n; i-- > 0;) {
+        const Service& s = *m_services[i];
+        if (m_retired[i] && !named[i] && !s.has_process() && !s.launch_in_flight() &&
+            (!caller_holds || !caller_holds(i))) {
+            free.push_back(i);
+        }
+    }
+    return free;
+}
+
+ReloadOutcome Supervisor::reload_from(config::Tree& tree, Now now,
+                                      const std::function<bool(std::size_t)>& caller_holds) {
     ReloadOutcome outcome;
     config::DaemonSpec old_daemon = std::move(m_daemon);
     m_daemon = std::move(tree.daemon);
@@ -79,6 +120,9 @@ ReloadOutcome Supervisor::reload_from(config::Tree& tree, Now now) {
         }
     }
     std::vector<std::size_t> added;
+    // Retired slots for the services added, looked for at the first one added.
+    std::optional<std::vector<std::size_t>> free_slots;
+    std::vector<bool> reused(m_services.size(), false);
     // Whether the graph (names, `after` edges, groups) may differ: else build_graph(),
     // linear in every service, is left out.
     bool edges_changed = old_daemon.groups != m_daemon.groups;
@@ -88,7 +132,7 @@ ReloadOutcome Supervisor::reload_from(config::Tree& tree, Now now) {
     std::size_t next_slot = 0;
     for (config::ServiceSpec& spec : tree.services) {
         std::optional<std::size_t> existing;
-        if (next_slot < kept.size() && !m_retired[next_slot] &&
+        if (next_slot < kept.size() && !m_retired[next_slot] && !reused[next_slot] &&
             m_services[next_slot]->name() == spec.name) {
             existing = next_slot;
         } else {
@@ -98,10 +142,28 @@ ReloadOutcome Supervisor::reload_from(config::Tree& tree, Now now) {
         if (existing) {
             kept[*existing] = true;
         } else {
-            std::size_t i = m_services.size();
+            if (!free_slots) {
+                free_slots = reusable_slots(caller_holds);
+            }
             outcome.added.push_back(spec.name);
-            m_services.push_back(std::make_unique<Service>(std::move(spec), i, std::nullopt));
-            m_retired.push_back(false);
+            if (free_slots->empty()) {
+                std::size_t i = m_services.size();
+                m_services.push_back(std::make_unique<Service>(std::move(spec), i, std::nullopt));
+                m_retired.push_back(false);
+                added.push_back(i);
+                continue;
+            }
+            // A slot given away: it is live again, neither kept nor removed by the pass
+            // below, and build_graph() and reindex() read it afresh.
+            std::size_t i = free_slots->back();
+            free_slots->pop_back();
+            m_services[i] = std::make_unique<Service>(std::move(spec), i, std::nullopt);
+            m_retired[i] = false;
+            kept[i] = true;
+            reused[i] = true;
+            if (i < m_stop_sent.size()) {
+                m_stop_sent[i] = false;
+            }
             added.push_back(i);
             continue;
         }

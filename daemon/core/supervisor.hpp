@@ -79,8 +79,13 @@ public:
     // restart with the new definition and fresh counters, unchanged ones are untouched.
     ReloadOutcome reload(config::Tree tree, Now now) { return reload_from(tree, now); }
     // The same, taking from `tree` only the specs it keeps: the rest stay there for the
-    // caller to free (pkitd frees them off the loop).
-    ReloadOutcome reload_from(config::Tree& tree, Now now);
+    // caller to free (pkitd frees them off the loop). A service it adds takes a retired
+    // slot that nothing holds any more (reusable_slots()) before a new one, so that
+    // services added and removed again and again do not grow the tables; `caller_holds`,
+    // when given, says whether the caller still holds something of a slot (pipes, a
+    // request that follows it), which keeps that slot from being given away.
+    ReloadOutcome reload_from(config::Tree& tree, Now now,
+                              const std::function<bool(std::size_t)>& caller_holds = {});
     bool shutting_down() const { return m_shutting_down; }
     // `exit_when = "all_done"` (SPEC §12): once nothing can change without an operator
     // (no service starting, running, stopping, in backoff or a storm pause, or
@@ -109,9 +114,11 @@ public:
     // --- Queries ------------------------------------------------------------------
     std::optional<TimePoint> next_deadline() const;
     std::vector<Action> take_actions();
-    // Service slots: indices stay valid for pkitd's life (the shell keys its state by
-    // them). A service removed by a reload keeps its slot, retired; start_order() and
-    // find() skip retired slots.
+    // Service slots: the shell keys its state by their indices. A service removed by a
+    // reload keeps its slot, retired, while anything may still name it (its process, a
+    // launch, a reload or a roll pending, an action not taken, what the caller of
+    // reload_from() holds); then a later reload may give the slot to a service it adds.
+    // start_order() and find() skip retired slots.
     std::size_t size() const { return m_services.size(); }
     const Service& service(std::size_t i) const { return *m_services[i]; }
     bool retired(std::size_t i) const { return m_retired[i]; }
@@ -133,6 +140,10 @@ public:
 
 private:
     void build_graph();
+    // The retired slots a reload may give to a new service (see service slots above),
+    // highest first.
+    std::vector<std::size_t> reusable_slots(
+        const std::function<bool(std::size_t)>& caller_holds) const;
     void settle(Now now);
     void launch_ready(Now now);
     // The only way to a mutable Service: records it for refresh().

@@ -278,6 +278,10 @@ private:
     // With `sockets` (a reload's), the [[listen]] sockets of the new tree are committed.
     core::ReloadOutcome apply_tree(config::Tree tree,
                                    std::optional<ListenSockets::Staged> sockets = std::nullopt);
+    // Whether the shell still holds something of service slot `service` (its pipes, its
+    // notify socket, a held exit, a paced signal, a request naming it): a reload does
+    // not give the slot to another service meanwhile (Supervisor::reload_from).
+    bool holds_slot(std::size_t service) const;
     // Scaling (daemon_scale.cpp): the running tree, and a loaded tree with the counts
     // `scale` set wherever the file's own `instances` is still what it was then.
     config::Tree running_tree() const;

@@ -127,9 +127,8 @@ void Daemon::on_cgroup_empty(std::size_t service, pid_t pid, int wait_status) {
 
 void Daemon::signal_action(const core::SignalAction& a) {
     // Paced (SignalPace): by the time it is sent, the run may have been reaped, its pid
-    // free for another process. The index still names the same service: the core only
-    // appends services (a removed one is retired in its slot), so a reload between
-    // cannot renumber them.
+    // free for another process. The index still names the same service: a removed
+    // service's slot goes to another only once no paced signal waits (holds_slot).
     m_signal_pace.submit([this, a] {
         const bool held = m_run_cgroups && m_run_cgroups->holding(a.service);
         if (held || m_supervisor.service(a.service).signallable(a.run, a.pid)) {

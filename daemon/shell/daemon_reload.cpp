@@ -134,7 +134,9 @@ core::ReloadOutcome Daemon::apply_tree(config::Tree tree,
     // A replaced or removed service may be launching: the core can stop only a run
     // whose pid it knows.
     resolve_launches();
-    core::ReloadOutcome outcome = m_supervisor.reload_from(tree, now());
+    const std::size_t slots = m_supervisor.size();
+    core::ReloadOutcome outcome = m_supervisor.reload_from(
+        tree, now(), [this](std::size_t service) { return holds_slot(service); });
     BackgroundLoad::discard(m_loop, std::move(tree));
     if (sockets) {
         m_listen.commit(std::move(*sockets));
@@ -145,15 +147,39 @@ core::ReloadOutcome Daemon::apply_tree(config::Tree tree,
     if (m_http) {
         m_http->apply(m_supervisor.daemon_spec().http);
     }
-    // Added services got new slots: the shell's per-service state grows with them.
+    // Added services got new slots, or slots of removed services that nothing held any
+    // more: the shell's per-service state grows with the first and is reset for the
+    // others (what they held, pipes and notify sockets, is gone already).
     m_notify.resize(m_supervisor.size());
     m_pipes.resize(m_supervisor.size());
+    for (const std::string& name : outcome.added) {
+        auto service = m_supervisor.find(name);
+        if (!service || *service >= slots) {
+            continue;
+        }
+        if (*service < m_limits_applied.size()) {
+            m_limits_applied[*service] = {};
+        }
+        if (*service < m_limit_reports.size()) {
+            m_limit_reports[*service].reset();
+        }
+        if (m_run_cgroups) {
+            m_run_cgroups->forget(*service);
+        }
+    }
     // Changed [resources] go to the cgroups of the services that have one now.
     for (std::size_t service = 0; service < m_limits_applied.size(); ++service) {
         apply_limits(service);
     }
     pump();
     return outcome;
+}
+
+bool Daemon::holds_slot(std::size_t service) const {
+    return (service < m_pipes.size() && !m_pipes[service].empty()) ||
+           (service < m_notify.size() && m_notify[service] != nullptr) ||
+           (m_run_cgroups && m_run_cgroups->holding(service)) || m_signal_pace.waiting() > 0 ||
+           (m_control && m_control->refers_to(service));
 }
 
 }  // namespace pkit::shell

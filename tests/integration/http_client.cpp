@@ -10,9 +10,13 @@
 #include <cctype>
 #include <cerrno>
 #include <cstdint>
+#include <cstdio>
 #include <cstring>
+#include <filesystem>
+#include <sstream>
 
 #include "tests/integration/harness_doctest.hpp"
+#include "tests/integration/harness_files.hpp"
 
 namespace pkit::itest {
 
@@ -148,6 +152,51 @@ HttpReply http_get(int port, const std::string& path, const std::string& method)
     auto reply = connection.read_reply(std::chrono::seconds(10), method == "HEAD");
     REQUIRE_MESSAGE(reply, "no response to " << method << " " << path);
     return *reply;
+}
+
+// Whether process `pid` holds the server side of the client connection `fd` (has
+// accepted it): the socket /proc/net/tcp lists for the reversed address pair, by inode.
+bool holds_peer_of(pid_t pid, int fd) {
+    sockaddr_in local{};
+    sockaddr_in remote{};
+    socklen_t length = sizeof local;
+    REQUIRE(::getsockname(fd, reinterpret_cast<sockaddr*>(&local), &length) == 0);
+    length = sizeof remote;
+    REQUIRE(::getpeername(fd, reinterpret_cast<sockaddr*>(&remote), &length) == 0);
+    // The kernel prints each address as its raw 32 bits and the port in host order.
+    auto text = [](const sockaddr_in& a) {
+        char out[16];
+        std::snprintf(out, sizeof out, "%08X:%04X", a.sin_addr.s_addr, ntohs(a.sin_port));
+        return std::string(out);
+    };
+    const std::string pair = text(remote) + " " + text(local);
+    std::string inode;
+    std::istringstream table(read_file("/proc/net/tcp"));
+    for (std::string line; std::getline(table, line);) {
+        std::istringstream fields(line);
+        std::string slot, from, to, skip;
+        fields >> slot >> from >> to;
+        if (from + " " + to != pair) {
+            continue;
+        }
+        for (int i = 0; i < 6; ++i) {
+            fields >> skip;  // st, queues, timer, retransmits, uid, timeout
+        }
+        fields >> inode;
+    }
+    if (inode.empty() || inode == "0") {
+        return false;  // still in the listener's backlog
+    }
+    std::error_code error;
+    for (const auto& entry :
+         std::filesystem::directory_iterator("/proc/" + std::to_string(pid) + "/fd", error)) {
+        std::error_code link_error;
+        if (std::filesystem::read_symlink(entry.path(), link_error).string() ==
+            "socket:[" + inode + "]") {
+            return true;
+        }
+    }
+    return false;
 }
 
 }  // namespace pkit::itest

@@ -2,6 +2,8 @@
 // A raw HTTP/1.x client over TCP for the endpoint's cases (SPEC §11): bytes out as
 // written, responses parsed from what comes back, every read bounded by a deadline.
 
+#include <sys/types.h>
+
 #include <chrono>
 #include <map>
 #include <optional>
@@ -52,5 +54,9 @@ private:
 // One request on a fresh connection ("GET PATH HTTP/1.1", Connection: close); fails
 // the case when no complete response comes.
 HttpReply http_get(int port, const std::string& path, const std::string& method = "GET");
+
+// Whether process `pid` holds the server side of the client connection `fd` (has
+// accepted it and not closed it).
+bool holds_peer_of(pid_t pid, int fd);
 
 }  // namespace pkit::itest

@@ -261,8 +261,8 @@ TEST_CASE(
 }
 
 TEST_CASE(
-    "http endpoint: at most 64 connections are open at once: the 65th takes the slot of the "
-    "longest idle") {
+    "http endpoint: at most 64 connections hold a seat at once: the 65th request that needs "
+    "one takes the seat of the longest idle") {
     TempDir dir;
     int port = with_http(dir);
     Daemon pkitd(dir);
@@ -271,16 +271,16 @@ TEST_CASE(
     std::vector<std::unique_ptr<HttpConnection>> idle;
     for (int i = 0; i < 64; ++i) {
         idle.push_back(std::make_unique<HttpConnection>(port));
-        REQUIRE(idle.back()->send("GET /livez HTTP/1.1\r\n\r\n"));
-        REQUIRE(idle.back()->read_reply());  // accepted and kept open
+        REQUIRE(idle.back()->send("GET /readyz HTTP/1.1\r\n\r\n"));
+        REQUIRE(idle.back()->read_reply());  // seated and kept open
     }
     HttpConnection newcomer(port);
-    REQUIRE(newcomer.send("GET /healthz HTTP/1.1\r\n\r\n"));
+    REQUIRE(newcomer.send("GET /readyz HTTP/1.1\r\n\r\n"));
     auto reply = newcomer.read_reply(10s);
     REQUIRE(reply);
     CHECK(reply->status == 200);
-    CHECK(idle.front()->closed_within(5s));  // the longest idle gave its slot
-    REQUIRE(idle.back()->send("GET /livez HTTP/1.1\r\n\r\n"));
+    CHECK(idle.front()->closed_within(5s));  // the longest idle gave its seat
+    REQUIRE(idle.back()->send("GET /readyz HTTP/1.1\r\n\r\n"));
     CHECK(idle.back()->read_reply(5s));  // the others keep theirs
     CHECK(pkitd.stop() == 0);
 }

@@ -1,8 +1,8 @@
 // The HTTP endpoint's bounds against clients on the open network (SPEC §11, pkitd(8)):
-// unsent output per connection, the request head's deadline, eviction when every
-// slot is taken, one /metrics render shared by concurrent scrapers and sent from its
-// sealed memfd, and the refusal of other HTTP versions and of whitespace before a
-// header's colon.
+// unsent output per connection, the request head's deadline, one /metrics render
+// shared by concurrent scrapers and sent from its sealed memfd, and the refusal of
+// other HTTP versions and of whitespace before a header's colon. Seats, the lobby and
+// eviction are test_http_seats.cpp's.
 
 #include <arpa/inet.h>
 #include <fcntl.h>
@@ -78,51 +78,6 @@ int healthz_on(HttpConnection& c) {
     return reply ? reply->status : 0;
 }
 
-// Whether process `pid` holds the server side of the client connection `fd` (has
-// accepted it): the socket /proc/net/tcp lists for the reversed address pair, by inode.
-bool holds_peer_of(pid_t pid, int fd) {
-    sockaddr_in local{};
-    sockaddr_in remote{};
-    socklen_t length = sizeof local;
-    REQUIRE(::getsockname(fd, reinterpret_cast<sockaddr*>(&local), &length) == 0);
-    length = sizeof remote;
-    REQUIRE(::getpeername(fd, reinterpret_cast<sockaddr*>(&remote), &length) == 0);
-    // The kernel prints each address as its raw 32 bits and the port in host order.
-    auto text = [](const sockaddr_in& a) {
-        char out[16];
-        std::snprintf(out, sizeof out, "%08X:%04X", a.sin_addr.s_addr, ntohs(a.sin_port));
-        return std::string(out);
-    };
-    const std::string pair = text(remote) + " " + text(local);
-    std::string inode;
-    std::istringstream table(read_file("/proc/net/tcp"));
-    for (std::string line; std::getline(table, line);) {
-        std::istringstream fields(line);
-        std::string slot, from, to, skip;
-        fields >> slot >> from >> to;
-        if (from + " " + to != pair) {
-            continue;
-        }
-        for (int i = 0; i < 6; ++i) {
-            fields >> skip;  // st, queues, timer, retransmits, uid, timeout
-        }
-        fields >> inode;
-    }
-    if (inode.empty() || inode == "0") {
-        return false;  // still in the listener's backlog
-    }
-    std::error_code error;
-    for (const auto& entry :
-         std::filesystem::directory_iterator("/proc/" + std::to_string(pid) + "/fd", error)) {
-        std::error_code link_error;
-        if (std::filesystem::read_symlink(entry.path(), link_error).string() ==
-            "socket:[" + inode + "]") {
-            return true;
-        }
-    }
-    return false;
-}
-
 }  // namespace
 
 TEST_CASE(
@@ -161,44 +116,6 @@ TEST_CASE(
     // goes out by sendfile, within a budget a turn, is test_server_send's case.)
     CHECK(memfds_named(pkitd.target_pid(), "pkit-metrics") >= 1);
     CHECK(http_get(port, "/healthz").status == 200);
-    CHECK(pkitd.stop() == 0);
-}
-
-TEST_CASE(
-    "http limits: clients that never read one reply are evicted for a newcomer, before a "
-    "connection whose request is still on its way") {
-    TempDir dir;
-    int port = with_http(dir);
-    with_megabyte_of_metrics(dir);
-    Daemon pkitd(dir);
-    pkitd.wait_ready();
-
-    // Every slot: a client that asked for /metrics once and reads none of it.
-    std::vector<int> held;
-    for (int i = 0; i < 64; ++i) {
-        held.push_back(unread_connection(port));
-        const std::string request = "GET /metrics HTTP/1.1\r\nConnection: close\r\n\r\n";
-        REQUIRE(::send(held.back(), request.data(), request.size(), MSG_NOSIGNAL) > 0);
-        pollfd p{held.back(), POLLIN, 0};
-        REQUIRE(::poll(&p, 1, 10'000) == 1);  // its reply is on its way
-    }
-    // A connection that sends nothing yet takes the slot of one of them, long before
-    // their 10 s limits would free one. (Their close is not seen from the client: the
-    // FIN waits behind the reply's bytes that the kernel still holds.)
-    const pid_t pid = pkitd.target_pid();
-    HttpConnection late(port);
-    wait_for([&] { return holds_peer_of(pid, late.fd()); }, 5s,
-             "pkitd accepts a newcomer, evicting a stalled client");
-    // Another newcomer, in a later millisecond: it evicts another stalled client, not
-    // the connection whose request has not come yet.
-    const auto accepted = Clock::now();
-    wait_for([&] { return seconds_since(accepted) > 0.005; }, 1s, "a later millisecond");
-    CHECK(http_get(port, "/healthz").status == 200);
-    CHECK(holds_peer_of(pid, late.fd()));
-    CHECK(healthz_on(late) == 200);
-    for (int fd : held) {
-        ::close(fd);
-    }
     CHECK(pkitd.stop() == 0);
 }
 
@@ -304,46 +221,6 @@ TEST_CASE("http limits: a request head trickling in is closed 5 s after its firs
     CHECK(after > 4.0);
     CHECK(after < 9.0);
     CHECK(http_get(port, "/healthz").status == 200);
-    CHECK(pkitd.stop() == 0);
-}
-
-TEST_CASE(
-    "http limits: with every slot held by idle and trickling clients, a new connection evicts "
-    "the oldest and is served") {
-    TempDir dir;
-    int port = with_http(dir);
-    Daemon pkitd(dir);
-    pkitd.wait_ready();
-
-    std::vector<std::unique_ptr<HttpConnection>> held;
-    for (int i = 0; i < 64; ++i) {
-        held.push_back(std::make_unique<HttpConnection>(port));
-        if (i % 2 == 0) {
-            REQUIRE(held.back()->send("GET /livez HTTP/1.1\r\n\r\n"));
-            REQUIRE(held.back()->read_reply());  // accepted, answered, kept open idle
-        } else {
-            REQUIRE(held.back()->send("GET /livez HTTP/1.1\r\nX-Half: "));  // trickling
-            std::this_thread::sleep_for(5ms);
-        }
-    }
-    // Three newcomers, each kept open: each takes the slot of the oldest held.
-    std::vector<std::unique_ptr<HttpConnection>> newcomers;
-    for (int round = 0; round < 3; ++round) {
-        newcomers.push_back(std::make_unique<HttpConnection>(port));
-        REQUIRE(newcomers.back()->send("GET /healthz HTTP/1.1\r\n\r\n"));
-        // Served before any held client's 10 s idle limit could free a slot.
-        auto reply = newcomers.back()->read_reply(5s);
-        REQUIRE(reply);
-        CHECK(reply->status == 200);
-    }
-    CHECK(held[0]->closed_within(5s));
-    CHECK(held[1]->closed_within(5s));
-    CHECK(held[2]->closed_within(5s));
-    // The newest are still served.
-    REQUIRE(held[62]->send("GET /livez HTTP/1.1\r\n\r\n"));
-    auto kept = held[62]->read_reply(5s);
-    REQUIRE(kept);
-    CHECK(kept->status == 200);
     CHECK(pkitd.stop() == 0);
 }
 

@@ -26,6 +26,18 @@ std::expected<std::string, std::string> RunCgroups::prepare(std::size_t service,
     return dir;
 }
 
+void RunCgroups::forget(std::size_t service) {
+    if (service < m_made.size()) {
+        m_made[service] = false;
+    }
+    if (service < m_cpu_base.size()) {
+        m_cpu_base[service].reset();
+    }
+    if (service < m_oom_base.size()) {
+        m_oom_base[service].reset();
+    }
+}
+
 bool RunCgroups::hold(std::size_t service, const std::string& name, pid_t pid, int wait_status,
                       int signo, core::TimePoint kill_at) {
     // Most runs leave nothing behind: one read of cgroup.events says so.

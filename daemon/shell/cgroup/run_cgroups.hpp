@@ -72,6 +72,9 @@ public:
         std::size_t service) const;
     void restore_run_bases(std::size_t service, std::optional<std::uint64_t> usage_usec,
                            std::optional<std::uint64_t> oom_kill);
+    // Slot `service` went to another service (a reload): its cgroup is made afresh,
+    // under the new name, before its first launch.
+    void forget(std::size_t service);
     // What a reader off the loop needs for `service`'s resources (run_resources.hpp).
     RunCgroupRead read_of(std::size_t service, const std::string& name) const;
 

@@ -3,6 +3,7 @@
 
 #include "daemon/shell/control/request_handler.hpp"
 
+#include <algorithm>
 #include <utility>
 
 #include "config/accounts.hpp"
@@ -259,6 +260,16 @@ void RequestHandler::on_disconnect(ConnectionId connection) {
 void RequestHandler::after_pump() {
     check_waits();
     check_pending();
+}
+
+bool RequestHandler::refers_to(std::size_t service) const {
+    auto names = [&](const std::vector<std::size_t>& services) {
+        return std::ranges::find(services, service) != services.end();
+    };
+    return std::ranges::any_of(m_pending, [&](const Pending& p) { return names(p.services); }) ||
+           std::ranges::any_of(m_waits, [&](const Wait& w) { return names(w.services); }) ||
+           std::ranges::any_of(m_followers,
+                               [&](const Follower& f) { return f.service == service; });
 }
 
 }  // namespace pkit::shell

@@ -52,6 +52,10 @@ public:
     // After a reload: pkitd.toml's control_users and control_group apply again (to the
     // connections accepted from now on) with the socket's mode and group.
     void apply_access();
+    // Whether a request kept across turns (a stop or restart waiting for runs, a
+    // `wait`, a `logs --follow`) names service slot `service`: a reload may not give
+    // that slot to another service meanwhile.
+    bool refers_to(std::size_t service) const;
 
 private:
     explicit RequestHandler(DaemonPort& daemon) : m_daemon(daemon) {}

@@ -1,7 +1,6 @@
 #include "daemon/shell/http/connection.hpp"
 
 #include <sys/ioctl.h>
-#include <sys/sendfile.h>
 
 #include <algorithm>
 #include <cerrno>
@@ -16,14 +15,6 @@ namespace pkit::shell::http {
 
 namespace {
 
-// A reply's bytes in libuv's queue: its head, and bytes of the shared /metrics body
-// (which `body` keeps alive) when it has one.
-struct WriteRequest {
-    uv_write_t req{};
-    std::string head;
-    MetricsCache::Body body;
-};
-
 Connection* owner_of(uv_stream_t* stream) {
     return static_cast<Connection*>(stream->data);
 }
@@ -31,6 +22,14 @@ Connection* owner_of(uv_stream_t* stream) {
 // The Date of a reply written now (the wall clock: it is for display).
 std::string now_date() {
     return http_date(static_cast<long long>(std::time(nullptr)));
+}
+
+// The answer to a request that found no seat in time (connection.hpp).
+std::string busy_reply() {
+    Response response{503, "text/plain; charset=utf-8",
+                      "busy: every connection slot is taken by a reply; try again\n", true};
+    response.date = now_date();
+    return serialize(response, false, false, 1);
 }
 
 }  // namespace
@@ -55,8 +54,19 @@ Connection::~Connection() {
 }
 
 void Connection::start() {
-    m_timer.start(k_idle_ms, [this] { close(); });
+    m_timer.start(k_idle_ms, [this] { on_idle(); });
     read(true);
+}
+
+void Connection::on_idle() {
+    if (!m_held) {
+        close();
+        return;
+    }
+    // Its request waited k_idle_ms for a seat: answered busy, not left hanging.
+    m_held.reset();
+    queue(busy_reply());
+    finish();
 }
 
 void Connection::read(bool on) {
@@ -71,9 +81,10 @@ void Connection::read(bool on) {
     uv_read_start(
         m_tcp.as_stream(),
         [](uv_handle_t* handle, std::size_t, uv_buf_t* buf) {
+            // One buffer for every connection: on_read copies what it gets before
+            // libuv reads for another.
             auto* self = static_cast<Connection*>(handle->data);
-            *buf = self != nullptr ? uv_buf_init(self->m_buffer, sizeof self->m_buffer)
-                                   : uv_buf_init(nullptr, 0);
+            *buf = self != nullptr ? self->m_server.read_buffer() : uv_buf_init(nullptr, 0);
         },
         [](uv_stream_t* stream, ssize_t nread, const uv_buf_t* buf) {
             if (Connection* self = owner_of(stream)) {
@@ -91,13 +102,39 @@ Eviction Connection::evictable() const {
     }
     const std::uint64_t now = uv_now(m_loop);
     if (m_writes > 0 || m_finishing || m_file) {
+        if (unsent() > 0 && now - m_progress_ms >= k_stalled_ms) {
+            look();  // the client may have taken bytes since the last look
+        }
         const bool stuck = unsent() > 0 && now - m_progress_ms >= k_stalled_ms;
         return stuck ? Eviction::stalled : Eviction::mid_reply;
+    }
+    if (m_held) {
+        return Eviction::waiting;
+    }
+    if (m_seated) {
+        return Eviction::idle;  // between requests, or the next one trickling in
     }
     if (m_accepted_ms == now) {
         return Eviction::mid_reply;
     }
     return !m_heard && now - m_accepted_ms < k_fresh_ms ? Eviction::fresh : Eviction::idle;
+}
+
+std::optional<std::uint64_t> Connection::evictable_change() const {
+    switch (evictable()) {
+        case Eviction::mid_reply:
+            if (m_metrics_ticket == 0 && (m_writes > 0 || m_finishing || m_file)) {
+                if (unsent() > 0) {
+                    return m_progress_ms + k_stalled_ms;
+                }
+                return std::nullopt;  // written: its callback comes
+            }
+            return m_metrics_ticket == 0 ? std::optional(m_accepted_ms + 1) : std::nullopt;
+        case Eviction::fresh:
+            return m_accepted_ms + k_fresh_ms;
+        default:
+            return std::nullopt;
+    }
 }
 
 bool Connection::request_waiting() const {
@@ -108,7 +145,44 @@ bool Connection::request_waiting() const {
 }
 
 std::uint64_t Connection::since() const {
-    return evictable() == Eviction::stalled ? m_progress_ms : m_idle_since_ms;
+    switch (evictable()) {
+        case Eviction::stalled:
+            return m_progress_ms;
+        case Eviction::waiting:
+            return m_held_since_ms;
+        case Eviction::fresh:
+            return m_accepted_ms;
+        default:
+            return m_idle_since_ms;
+    }
+}
+
+void Connection::seat() {
+    m_seated = true;
+    int send_buffer = k_send_buffer_bytes;
+    (void)uv_send_buffer_size(handle(), &send_buffer);
+    try {
+        m_timer.start(k_idle_ms, [this] { on_idle(); });
+        if (m_held) {
+            Request request = std::move(*m_held);
+            m_held.reset();
+            take(request);
+        }
+        pump();
+    } catch (...) {
+        close();
+    }
+}
+
+void Connection::evict() {
+    if (m_held && uv_stream_get_write_queue_size(m_tcp.as_stream()) == 0) {
+        // Its request is answered, not dropped: busy. A few hundred bytes into an
+        // empty socket buffer; whatever does not fit is lost with the connection.
+        std::string reply = busy_reply();
+        uv_buf_t buf = uv_buf_init(reply.data(), static_cast<unsigned>(reply.size()));
+        (void)uv_try_write(m_tcp.as_stream(), &buf, 1);
+    }
+    close();
 }
 
 void Connection::on_read(ssize_t nread, const uv_buf_t* buf) {
@@ -118,7 +192,7 @@ void Connection::on_read(ssize_t nread, const uv_buf_t* buf) {
         if (nread == UV_EOF && !m_lingering && !m_finishing) {
             m_client_done = true;
             read(false);
-            if (m_writes == 0 && m_metrics_ticket == 0 && !m_file && m_stash.empty()) {
+            if (m_writes == 0 && m_metrics_ticket == 0 && !m_file && m_stash.empty() && !m_held) {
                 close();
                 return;
             }
@@ -141,7 +215,7 @@ void Connection::on_read(ssize_t nread, const uv_buf_t* buf) {
     }
     try {
         m_heard = true;
-        m_timer.start(k_idle_ms, [this] { close(); });
+        m_timer.start(k_idle_ms, [this] { on_idle(); });
         m_stash.append(buf->base, static_cast<std::size_t>(nread));
         pump();
     } catch (...) {
@@ -150,7 +224,8 @@ void Connection::on_read(ssize_t nread, const uv_buf_t* buf) {
 }
 
 bool Connection::blocked() const {
-    return m_metrics_ticket != 0 || m_file || unsent() > k_max_unsent_bytes;
+    return m_held || m_metrics_ticket != 0 || m_file ||
+           unsent() > (m_seated ? k_max_unsent_bytes : k_lobby_unsent_bytes);
 }
 
 std::size_t Connection::unsent() const {
@@ -165,11 +240,8 @@ void Connection::pump() {
         auto error = m_parser.feed(std::string_view(m_stash).substr(at), requests, 1);
         at += m_parser.consumed();
         if (!requests.empty()) {
-            answer(requests.front());
-            if (!requests.front().keep_alive) {
-                finish();
-            }
-            continue;
+            take(requests.front());
+            continue;  // blocked while it waits for a seat
         }
         if (error) {
             fail(*error);
@@ -193,6 +265,20 @@ void Connection::pump() {
     }
     watch_output();
     read(!blocked() && !m_client_done);
+}
+
+bool Connection::take(const Request& request) {
+    if (!m_seated && !answers_unseated(request)) {
+        m_held = request;
+        m_held_since_ms = uv_now(m_loop);
+        m_server.want_seat(this);
+        return false;
+    }
+    answer(request);
+    if (!request.keep_alive) {
+        finish();
+    }
+    return true;
 }
 
 void Connection::answer(const Request& request) {
@@ -248,196 +334,6 @@ void Connection::fail(const ParseError& error) {
     response.date = now_date();
     send(serialize(response, false, false, 1));
     finish();
-}
-
-void Connection::send(std::string head, MetricsCache::Body body) {
-    m_progress_ms = uv_now(m_loop);
-    if (!body || body->fd() < 0 || body->size() == 0) {
-        std::string_view bytes = body ? body->bytes() : std::string_view();
-        queue(std::move(head), std::move(body), bytes);
-        return;
-    }
-    m_file = std::move(body);
-    m_file_sent = 0;
-    queue(std::move(head));
-    if (m_file && uv_stream_get_write_queue_size(m_tcp.as_stream()) == 0 && !send_file()) {
-        // The client is gone. Not closed here: a caller (pump) goes on with this.
-        m_finishing = true;
-        m_timer.start(0, [this] { close(); });
-    }
-}
-
-bool Connection::send_file() {
-    int socket = -1;
-    if (uv_fileno(m_tcp.as_handle(), &socket) != 0) {
-        m_file.reset();
-        return false;
-    }
-    const std::size_t size = m_file->size();
-    while (m_file_sent < size) {
-        if (!m_server.may_send()) {
-            m_waits_turn = true;  // the turn's budget is spent: send_more() goes on
-            m_server.defer(this);
-            return true;
-        }
-        auto offset = static_cast<off_t>(m_file_sent);
-        const std::uint64_t begin = uv_hrtime();
-        ssize_t n = ::sendfile(socket, m_file->fd(), &offset, size - m_file_sent);
-        const int error = errno;
-        m_server.spent(uv_hrtime() - begin);
-        if (n > 0) {
-            m_file_sent += static_cast<std::size_t>(n);
-            m_progress_ms = uv_now(m_loop);
-            continue;
-        }
-        if (n < 0 && error == EINTR) {
-            continue;
-        }
-        if (n < 0 && (error == EAGAIN || error == EWOULDBLOCK)) {
-            // Full: libuv writes the next bytes when there is room, and its callback
-            // (on_written) comes back here for the rest.
-            MetricsCache::Body body = m_file;
-            std::string_view piece =
-                body->bytes().substr(m_file_sent, std::min(k_wait_bytes, size - m_file_sent));
-            m_file_sent += piece.size();
-            if (m_file_sent == size) {
-                m_file.reset();  // its last bytes are in libuv's hands
-            }
-            queue({}, std::move(body), piece);
-            return true;
-        }
-        m_file.reset();  // the client is gone (EPIPE, ECONNRESET)
-        return false;
-    }
-    m_file.reset();
-    return true;
-}
-
-void Connection::queue(std::string head, MetricsCache::Body body, std::string_view piece) {
-    auto* write = new WriteRequest;
-    write->head = std::move(head);
-    write->body = std::move(body);
-    uv_buf_t bufs[2];
-    unsigned count = 0;
-    if (!write->head.empty()) {
-        bufs[count++] = uv_buf_init(write->head.data(), static_cast<unsigned>(write->head.size()));
-    }
-    if (!piece.empty()) {
-        // libuv only reads the body's bytes: the const_cast never writes through.
-        bufs[count++] =
-            uv_buf_init(const_cast<char*>(piece.data()), static_cast<unsigned>(piece.size()));
-    }
-    int rc = uv_write(&write->req, m_tcp.as_stream(), bufs, count, [](uv_write_t* req, int status) {
-        auto* done = reinterpret_cast<WriteRequest*>(req);
-        Connection* self = owner_of(req->handle);
-        delete done;
-        if (self != nullptr) {
-            self->on_written(status);
-        }
-    });
-    if (rc != 0) {
-        delete write;
-        m_file.reset();
-        m_finishing = true;  // the stream is broken: finish() closes once writes drain
-        return;
-    }
-    ++m_writes;
-}
-
-void Connection::watch_output() {
-    const std::size_t unsent = this->unsent();
-    if (unsent == 0) {
-        m_stall_timer.stop();
-        return;
-    }
-    if (m_stall_timer.active()) {
-        return;
-    }
-    m_stall_mark = unsent;
-    // Every k_stall_ms: closed unless the client took some of it meanwhile. (Eviction
-    // judges by m_progress_ms, k_stalled_ms after the last byte taken; a client waiting
-    // for a slot finds such a connection through the Server's retry.)
-    m_stall_timer.start(
-        k_stall_ms,
-        [this] {
-            const std::size_t now = this->unsent();
-            if (now >= m_stall_mark) {
-                close();
-                return;
-            }
-            m_stall_mark = now;
-        },
-        k_stall_ms);
-}
-
-void Connection::on_written(int status) {
-    --m_writes;
-    if (status < 0) {
-        close();
-        return;
-    }
-    m_progress_ms = uv_now(m_loop);
-    go_on();
-}
-
-void Connection::send_more() {
-    m_waits_turn = false;
-    go_on();
-}
-
-void Connection::go_on() {
-    if (m_file && !m_waits_turn && uv_stream_get_write_queue_size(m_tcp.as_stream()) == 0 &&
-        !send_file()) {
-        close();
-        return;
-    }
-    if (m_finishing) {
-        if (m_writes == 0 && m_metrics_ticket == 0 && !m_file) {
-            linger();
-        } else {
-            watch_output();
-        }
-        return;
-    }
-    m_timer.start(k_idle_ms, [this] { close(); });
-    if (m_writes == 0) {
-        m_idle_since_ms = uv_now(m_loop);
-    }
-    if (m_metrics_ticket == 0 && !m_file) {
-        pump();
-    } else {
-        watch_output();
-    }
-    if (m_writes == 0) {
-        m_server.wake();  // idle again: evictable for a waiting client
-    }
-}
-
-void Connection::finish() {
-    m_finishing = true;
-    if (m_writes == 0 && m_metrics_ticket == 0 && !m_file) {
-        linger();
-    }
-}
-
-void Connection::linger() {
-    if (m_lingering) {
-        return;
-    }
-    m_lingering = true;
-    m_stall_timer.stop();
-    m_head_timer.stop();
-    auto* req = new uv_shutdown_t{};
-    if (uv_shutdown(req, m_tcp.as_stream(), [](uv_shutdown_t* r, int) { delete r; }) != 0) {
-        delete req;
-        m_timer.start(0, [this] { close(); });  // not now: a caller may go on with this
-        return;
-    }
-    if (!m_client_done) {
-        read(true);  // drains the client until its end of file
-    }
-    m_timer.start(m_client_done ? 0 : k_linger_ms, [this] { close(); });
-    m_server.wake();
 }
 
 void Connection::close() {

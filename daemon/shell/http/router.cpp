@@ -33,4 +33,9 @@ Response route(const Request& request, const Sources& sources) {
     return response;
 }
 
+bool answers_unseated(const Request& request) {
+    const bool read = request.method == "GET" || request.method == "HEAD";
+    return !read || (request.path != "/readyz" && request.path != "/metrics");
+}
+
 }  // namespace pkit::shell::http

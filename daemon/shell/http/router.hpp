@@ -23,4 +23,10 @@ struct Sources {
 // connection takes from the MetricsCache.
 Response route(const Request& request, const Sources& sources);
 
+// Whether route() answers `request` with a small reply fixed in advance (/healthz,
+// /livez, 404, 405): everything but a GET or HEAD of /readyz and /metrics, whose
+// bodies are computed (and, for /metrics, a megabyte). A connection without a seat
+// gets these at once (connection.hpp).
+bool answers_unseated(const Request& request);
+
 }  // namespace pkit::shell::http

@@ -55,9 +55,10 @@ void defer_accept(uv_tcp_t* listener) {
     }
 }
 
-// How soon a client waiting for a slot tries again when every slot is mid-reply or
-// was just accepted: a probe's wait, short next to any client timeout.
-constexpr std::uint64_t k_retry_ms = 2;
+// The longest a client waiting for a seat or the lobby goes without a new look, when
+// no connection says when it turns evictable: closes and idle connections wake the
+// Server at once, so this only bounds what no event announces.
+constexpr std::uint64_t k_retry_ms = 50;
 
 }  // namespace
 
@@ -66,7 +67,7 @@ Server::Server(uv_loop_t* loop, std::string listen, Sources sources)
       m_listen(std::move(listen)),
       m_sources(std::move(sources)),
       m_metrics(loop, m_sources.metrics),
-      m_wake(loop, [this] { accept_one(); }),
+      m_wake(loop, [this] { settle(); }),
       m_retry(loop),
       m_listener(this),
       m_send_next(loop, [this] { resume_sends(); }) {}
@@ -172,10 +173,10 @@ void Server::on_connection(int status) {
         return;  // EMFILE and the like: libuv retries on the next readiness
     }
     m_waiting = true;
-    accept_one();
+    settle();
 }
 
-Connection* Server::victim() const {
+Connection* Server::victim(bool seated) const {
     struct Candidate {
         Eviction eviction;
         std::uint64_t since;
@@ -184,6 +185,9 @@ Connection* Server::victim() const {
     std::vector<Candidate> candidates;
     candidates.reserve(m_connections.size());
     for (const auto& connection : m_connections) {
+        if (connection->seated() != seated) {
+            continue;
+        }
         Eviction e = connection->evictable();
         if (e != Eviction::mid_reply) {
             candidates.push_back({e, connection->since(), connection.get()});
@@ -202,22 +206,61 @@ Connection* Server::victim() const {
     return nullptr;
 }
 
-void Server::accept_one() {
+void Server::want_seat(Connection* connection) {
+    (connection->probe_waiting() ? m_probes_waiting : m_seats_waiting).push_back(connection);
+    m_wake.schedule();
+}
+
+Connection* Server::next_waiting() {
+    for (auto* queue : {&m_probes_waiting, &m_seats_waiting}) {
+        while (!queue->empty() && !queue->front()->wants_seat()) {
+            queue->pop_front();  // answered busy meanwhile (Connection::on_idle)
+        }
+        if (!queue->empty()) {
+            return queue->front();
+        }
+    }
+    return nullptr;
+}
+
+void Server::settle() {
+    seat_waiting();
+    admit();
+    if (next_waiting() == nullptr && !m_waiting) {
+        m_retry.stop();
+    }
+}
+
+void Server::seat_waiting() {
+    while (Connection* next = next_waiting()) {
+        if (m_seated >= k_max_connections) {
+            Connection* evicted = victim(true);
+            if (evicted == nullptr) {
+                retry_later();
+                return;
+            }
+            evicted->evict();  // release() forgets it: a seat is free
+            continue;
+        }
+        (next->probe_waiting() ? m_probes_waiting : m_seats_waiting).pop_front();
+        ++m_seated;
+        next->seat();  // may close it (release() counts the seat back)
+    }
+}
+
+void Server::admit() {
     if (!m_waiting) {
         return;
     }
-    if (m_connections.size() >= k_max_connections) {
-        Connection* evicted = victim();
+    if (m_connections.size() - m_seated >= k_max_lobby) {
+        Connection* evicted = victim(false);
         if (evicted == nullptr) {
-            // libuv keeps the connection and stops polling until we accept; a slot
-            // frees (release) or turns evictable (wake), or this retry finds one.
-            m_retry.start(k_retry_ms, [this] { accept_one(); });
+            // libuv keeps the connection and stops polling until we accept.
+            retry_later();
             return;
         }
-        evicted->close();  // release() accepts the waiting client in its place
-        return;
+        evicted->evict();
     }
-    m_retry.stop();
     try {
         auto connection = std::make_unique<Connection>(*this, m_loop);
         int rc = uv_accept(m_listener.as_stream(), connection->stream());
@@ -225,23 +268,38 @@ void Server::accept_one() {
         if (rc != 0) {
             return;
         }
-        int send_buffer = k_send_buffer_bytes;
+        int send_buffer = k_lobby_send_buffer_bytes;
         (void)uv_send_buffer_size(connection->handle(), &send_buffer);
         m_connections.push_back(std::move(connection));
         m_connections.back()->start();
     } catch (...) {
         // Out of memory: the client waits in the backlog for the next try.
+        retry_later();
     }
+}
+
+void Server::retry_later() {
+    const std::uint64_t now = uv_now(m_loop);
+    std::uint64_t at = now + k_retry_ms;
+    for (const auto& connection : m_connections) {
+        if (auto change = connection->evictable_change()) {
+            at = std::min(at, std::max(*change, now + 1));
+        }
+    }
+    m_retry.start(at - now, [this] { settle(); });
 }
 
 void Server::release(Connection* connection) {
     std::erase(m_deferred, connection);
+    std::erase(m_probes_waiting, connection);
+    std::erase(m_seats_waiting, connection);
     auto it = std::ranges::find_if(m_connections,
                                    [&](const auto& owned) { return owned.get() == connection; });
     if (it != m_connections.end()) {
+        m_seated -= (*it)->seated() ? 1 : 0;
         m_connections.erase(it);
     }
-    accept_one();
+    m_wake.schedule();
 }
 
 // uv_now is the same for every callback of one poll: a new value is a new turn.

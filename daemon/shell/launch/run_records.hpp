@@ -11,7 +11,8 @@
 // main process only, not the rest of its process group. cgroups are not always there.
 // A file in pkitd's own socket directory survives any death of pkitd and any execve.
 //
-// One fixed-size slot per service slot (slots are never reused in a pkitd's life). The
+// One fixed-size slot per service slot (a service slot goes to another service only
+// once its last run was reaped, so its record is free by then). The
 // child writes its own record, after setsid and before execve (launch_child.cpp), so a
 // run is recorded before its program runs, even when pkitd dies during the clone; the
 // loop frees the slot when it reaps the run's main process. Writes are one pwrite of
