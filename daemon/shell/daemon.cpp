@@ -17,6 +17,7 @@
 #include "daemon/shell/http/endpoint.hpp"
 #include "daemon/shell/io/zone.hpp"
 #include "daemon/shell/launch/launcher.hpp"
+#include "proto/socket_path.hpp"
 #include "proto/version.hpp"
 
 namespace pkit::shell {
@@ -180,7 +181,7 @@ int Daemon::run() {
         auto control =
             RequestHandler::open(m_loop, m_options.socket_path, static_cast<DaemonPort&>(*this));
         if (!control) {
-            log("error", control.error());
+            log("error", control.error() + "; " + proto::k_daemon_socket_hint);
             return 3;
         }
         m_control = std::move(*control);
