@@ -248,8 +248,16 @@ bool Daemon::bind_listen_sockets() {
     }
     auto sockets = m_listen.stage(specs);
     if (!sockets) {
+        // As a load's errors are printed (SPEC §21): each line FILE:LINE:COL: error: ...,
+        // then how many (the text log; the JSON log has one record an error).
+        const bool text = m_options.log_format == LogFormat::text;
         for (const config::Diagnostic& d : sockets.error()) {
-            log("error", d.to_string());
+            text ? m_stderr.write_line(d.to_string()) : log("error", d.to_string());
+        }
+        if (text) {
+            const std::size_t n = sockets.error().size();
+            m_stderr.write_line("pkitd: " + std::to_string(n) + " configuration error" +
+                                (n == 1 ? "" : "s") + " in " + m_options.config_dir);
         }
         return false;
     }
