@@ -141,7 +141,8 @@ std::string exit_words(const core::ExitRecord& exit, int stop_signal) {
     } else if (*exit.signal == stop_signal) {
         text = "ended by " + stop;
     } else if (*exit.signal == SIGKILL) {
-        text = "killed by SIGKILL after the stop timeout";
+        text = exit.shutdown_kill ? "killed by SIGKILL at the shutdown deadline"
+                                  : "killed by SIGKILL after the stop timeout";
     } else {
         text = "killed by " + config::signal_name(*exit.signal);
     }
