@@ -26,6 +26,7 @@ struct ServiceDraft {
     Pos after_key;               // the `after` key, where a cycle is reported
     std::vector<Pos> after_pos;  // one per spec.after element
     std::vector<VariableText> variable_texts;
+    Pos command_pos;             // argv[0] of `command`, for --check's program warning
     std::int64_t instances = 1;  // the file's `instances`
     // `after` as written, while spec.after holds it expanded for the checks (only when
     // it names a file with instances; see expand_instances()).

@@ -30,6 +30,7 @@
 #include <unordered_set>
 
 #include "config/load_steps.hpp"
+#include "config/program_lookup.hpp"
 #include "config/services_watch.hpp"
 #include "config/toml_depth.hpp"
 
@@ -554,6 +555,7 @@ LoadResult load(const fs::path& dir, const LoadOptions& options, std::vector<Dia
     if (options.warnings != nullptr) {
         for (const ServiceDraft& draft : services) {
             warn_undefined_variables(draft, daemon.spec, *options.warnings);
+            warn_missing_program(draft, daemon.spec, *options.warnings);
         }
     }
     restore_written_names(services, daemon);

@@ -238,6 +238,9 @@ ServiceDraft parse_service(const Diags& d, const toml::table& root, const LoadOp
         d.error(top.header_pos(), "missing required key \"command\"");
     }
     top.read("command", spec.command, as_argv);
+    if (const auto* argv = root.get_as<toml::array>("command"); argv != nullptr && !argv->empty()) {
+        draft.command_pos = pos_of(*argv->get(0));
+    }
     spec.process.set(parse_process(top, options));
     parse_after(top, draft);
     top.read(

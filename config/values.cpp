@@ -2,12 +2,15 @@
 
 #include "config/values.hpp"
 
+#include "config/suggest.hpp"
+
 #include <array>
 #include <charconv>
 #include <cmath>
 #include <cstdio>
 #include <limits>
 #include <utility>
+#include <vector>
 
 namespace pkit::config {
 namespace {
@@ -217,6 +220,23 @@ std::string signal_name(int signo) {
         }
     }
     return "SIG" + std::to_string(signo);
+}
+
+std::string signal_suggestion(std::string_view text) {
+    std::string upper(text);
+    for (char& c : upper) {
+        c = c >= 'a' && c <= 'z' ? static_cast<char>(c - 'a' + 'A') : c;
+    }
+    if (upper != text && parse_signal(upper)) {
+        return "; signal names are upper case: \"" + upper + "\"";
+    }
+    const bool with_sig = upper.starts_with("SIG");
+    std::vector<std::string> names;
+    names.reserve(k_signals.size());
+    for (const auto& entry : k_signals) {
+        names.push_back((with_sig ? "SIG" : "") + std::string(entry.name));
+    }
+    return detail::did_you_mean(text, names);
 }
 
 // Sizes take binary suffixes only. "KB"/"MB" are refused rather than guessed: half of

@@ -26,6 +26,11 @@ std::optional<int> parse_signal(std::string_view text);
 // "SIGKILL"; "SIG<n>" for a number with no name (real-time signals). parse_signal()
 // reads every result back.
 std::string signal_name(int signo);
+// What follows "unknown signal \"X\"" for a text parse_signal() refused: the name in
+// upper case when that is one ("; signal names are upper case: \"TERM\""), else the
+// closest name when it looks like a typo ("; did you mean \"KILL\"?", written with SIG
+// when `text` is), else "".
+std::string signal_suggestion(std::string_view text);
 
 // "512B", "256KiB", "1MiB", "2GiB", "1TiB", or digits; nullopt when malformed or
 // too large. Decimal "KB"/"MB" and fractions are refused, not guessed.

@@ -8,6 +8,7 @@
 
 #include "ctl/common.hpp"
 #include "proto/line_client.hpp"
+#include "proto/socket_path.hpp"
 
 namespace pkit::ctl {
 namespace {
@@ -46,18 +47,26 @@ std::string seconds_text(std::chrono::milliseconds timeout) {
     return text.str();
 }
 
-Client::Client(std::string path, std::chrono::milliseconds timeout)
+Client::Client(std::string path, std::chrono::milliseconds timeout, std::string origin)
     : m_path(std::move(path)), m_timeout(timeout) {
     auto fd = proto::connect_unix(m_path, timeout);
     if (!fd) {
-        const std::string reason = "cannot connect to " + m_path + ": " + fd.error().text;
+        const std::string tried =
+            "cannot connect to " + m_path + (origin.empty() ? "" : " (" + origin + ")") + ": ";
         if (fd.error().code == EACCES) {
-            throw CtlError(k_exit_unreachable, reason + " — " + k_who_may_connect);
+            throw CtlError(k_exit_unreachable,
+                           tried + fd.error().text + " \u2014 " + k_who_may_connect);
         }
-        throw CtlError(k_exit_unreachable, reason + " — is pkitd running?");
+        const std::string reason = fd.error().code == 0
+                                       ? fd.error().text
+                                       : proto::connect_failure(m_path, fd.error().code);
+        throw CtlError(k_exit_unreachable, tried + reason + "; " + proto::k_ctl_socket_hint);
     }
     m_fd = *fd;
 }
+
+Client::Client(const GlobalOptions& global, std::chrono::milliseconds timeout)
+    : Client(socket_path(global), timeout, socket_origin(global)) {}
 
 Client::~Client() {
     if (m_fd >= 0) {

@@ -8,6 +8,7 @@
 #include <string>
 #include <string_view>
 
+#include "ctl/global_options.hpp"
 #include "proto/protocol.hpp"
 
 namespace pkit::ctl {
@@ -15,8 +16,12 @@ namespace pkit::ctl {
 class Client {
 public:
     // Connects to the socket at `path`, waiting at most `timeout`. Throws CtlError(4)
-    // "cannot connect to PATH: REASON — is pkitd running?".
-    Client(std::string path, std::chrono::milliseconds timeout);
+    // "cannot connect to PATH (ORIGIN): REASON; name the socket with --socket ...", where
+    // ORIGIN says where the path came from ("--socket", "$PKIT_SOCKET", "the default")
+    // when given.
+    Client(std::string path, std::chrono::milliseconds timeout, std::string origin = {});
+    // The same with the socket the global options name (ctl/common.hpp, socket_path).
+    Client(const GlobalOptions& global, std::chrono::milliseconds timeout);
     ~Client();
     Client(const Client&) = delete;
     Client& operator=(const Client&) = delete;

@@ -33,6 +33,16 @@ std::string socket_path(const GlobalOptions& global) {
     return proto::k_default_socket;
 }
 
+std::string socket_origin(const GlobalOptions& global) {
+    if (!global.socket.empty()) {
+        return "--socket";
+    }
+    if (const char* env = std::getenv("PKIT_SOCKET"); env != nullptr && *env != '\0') {
+        return "$PKIT_SOCKET";
+    }
+    return "the default";
+}
+
 std::chrono::milliseconds timeout_of(const GlobalOptions& global) {
     return std::chrono::milliseconds(static_cast<long long>(global.timeout * 1000));
 }
@@ -43,13 +53,13 @@ proto::json call(const GlobalOptions& global, const proto::Request& request) {
 
 proto::json call(const GlobalOptions& global, const proto::Request& request,
                  std::chrono::milliseconds reply_timeout) {
-    Client client(socket_path(global), reply_timeout);
+    Client client(global, reply_timeout);
     client.send(request);
     return result_of(client.read_reply(), client.path());
 }
 
 void print_result_text(const GlobalOptions& global, const proto::Request& request) {
-    Client client(socket_path(global), timeout_of(global));
+    Client client(global, timeout_of(global));
     client.send(request);
     const std::string line = client.read_reply_line();
     if (auto text = proto::result_text(line)) {
@@ -63,7 +73,7 @@ void print_result_text(const GlobalOptions& global, const proto::Request& reques
 std::vector<proto::ServiceStatus> call_for_rows(const GlobalOptions& global,
                                                 const proto::Request& request,
                                                 std::chrono::milliseconds reply_timeout) {
-    Client client(socket_path(global), reply_timeout);
+    Client client(global, reply_timeout);
     client.send(request);
     const std::string line = client.read_reply_line();
     auto rows = proto::parse_status_rows(line);

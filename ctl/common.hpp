@@ -15,6 +15,9 @@ namespace pkit::ctl {
 // The socket to use: --socket, else $PKIT_SOCKET, else /run/pkit/pkitd.sock, unless
 // that does not exist and $XDG_RUNTIME_DIR/pkit/pkitd.sock does.
 std::string socket_path(const GlobalOptions& global);
+// Where socket_path() took it from, for the messages: "--socket", "$PKIT_SOCKET" or
+// "the default".
+std::string socket_origin(const GlobalOptions& global);
 
 // Sends `request` and returns the result of its reply. An error reply throws
 // CtlError(1, "CODE: MESSAGE"); no connection or no reply in time throws CtlError(4).

@@ -16,6 +16,7 @@
 
 #include "ctl/commands.hpp"
 #include "ctl/common.hpp"
+#include "ctl/name_globs.hpp"
 
 namespace pkit::ctl {
 namespace {
@@ -60,9 +61,10 @@ std::chrono::milliseconds reply_timeout(const GlobalOptions& global,
     return timeout_for_work(global, work_seconds(options.command, rows, options.rolling));
 }
 
-int run_control(const GlobalOptions& global, const ControlOptions& options) {
-    require_names_or_all(std::string(proto::to_string(options.command)), options.names,
-                         options.all);
+int run_control(const GlobalOptions& global, const ControlOptions& given) {
+    require_names_or_all(std::string(proto::to_string(given.command)), given.names, given.all);
+    ControlOptions options = given;
+    options.names = expand_name_globs(global, given.names);
     proto::Request request{.cmd = options.command, .services = options.names, .all = options.all};
     request.no_block = options.no_block;
     request.rolling = options.rolling;
@@ -77,7 +79,9 @@ CommandSpec add_one(const GlobalOptions& global, proto::Command command,
     CommandSpec spec{
         .name = std::string(proto::to_string(command)),
         .description = description,
-        .options = {{.names = "NAME", .help = "the services", .target = &options->names},
+        .options = {{.names = "NAME",
+                     .help = "the services, by name or glob ('worker@*')",
+                     .target = &options->names},
                     {.names = "--all", .help = "every service", .target = &options->all}},
         .run = [&global, options] { return run_control(global, *options); }};
     if (command != proto::Command::start) {

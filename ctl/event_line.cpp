@@ -1,9 +1,14 @@
 #include "ctl/event_line.hpp"
 
+#include <fnmatch.h>
+
 #include <algorithm>
 #include <optional>
 
+#include "config/suggest.hpp"
+#include "ctl/global_options.hpp"
 #include "ctl/json_fields.hpp"
+#include "ctl/status_filter.hpp"
 #include "ctl/time_text.hpp"
 
 namespace pkit::ctl {
@@ -71,11 +76,32 @@ bool EventFilter::matches(const proto::json& event) const {
     // NAME also matches its instances NAME@I (SPEC §13).
     auto service = text_of(event, "service");
     auto base = service.substr(0, service.find('@'));
-    if (!services.empty() && std::ranges::find(services, service) == services.end() &&
-        std::ranges::find(services, base) == services.end()) {
+    auto selects = [&](const std::string& wanted) {
+        return is_pattern(wanted) ? ::fnmatch(wanted.c_str(), service.c_str(), 0) == 0
+                                  : wanted == service || wanted == base;
+    };
+    if (!services.empty() && std::ranges::none_of(services, selects)) {
         return false;
     }
     return types.empty() || std::ranges::find(types, text_of(event, "type")) != types.end();
+}
+
+void EventFilter::check_services(const std::vector<std::string>& known) const {
+    for (const auto& wanted : services) {
+        const bool found = std::ranges::any_of(known, [&](const std::string& name) {
+            return is_pattern(wanted) ? ::fnmatch(wanted.c_str(), name.c_str(), 0) == 0
+                                      : name == wanted || name.substr(0, name.find('@')) == wanted;
+        });
+        if (found) {
+            continue;
+        }
+        if (is_pattern(wanted)) {
+            throw CtlError(k_exit_daemon_error,
+                           "unknown_service: no service matches \"" + wanted + "\"");
+        }
+        throw CtlError(k_exit_daemon_error, "unknown_service: unknown service \"" + wanted + "\"" +
+                                                config::detail::did_you_mean(wanted, known));
+    }
 }
 
 std::string event_subject(const proto::json& event) {

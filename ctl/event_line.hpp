@@ -18,10 +18,15 @@ const std::vector<std::string>& event_types();
 
 // Which events to show: none of the lists given means every event.
 struct EventFilter {
-    // --service: the event's `service`, or the file it is an instance of, is one of these
+    // --service: the event's `service`, or the file it is an instance of, is one of
+    // these, or matches one that is a glob (`worker@*`, fnmatch(3))
     std::vector<std::string> services;
     std::vector<std::string> types;  // --type: its `type` is one of these
     bool matches(const proto::json& event) const;
+    // Throws CtlError(1) for the first of `services` that names none of `known` (the
+    // services pkitd has, instances by their NAME@I): "unknown_service: unknown service
+    // \"wbe\"; did you mean \"web\"?", or "no service matches \"GLOB\"", as status says.
+    void check_services(const std::vector<std::string>& known) const;
 };
 
 // The name column of an event: its service; "GROUP/" for a group's own event

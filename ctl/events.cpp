@@ -15,10 +15,9 @@ namespace {
 
 // The width of the name column: the longest service or group name pkitd knows now
 // ("pkitd" at least), so the lines of the usual events line up.
-std::size_t subject_width(const GlobalOptions& global) {
+std::size_t subject_width(const proto::json& services) {
     std::size_t width = std::string_view("pkitd").size();
-    auto result = call(global, proto::Request{.cmd = proto::Command::status});
-    for (const auto& service : result.at("services")) {
+    for (const auto& service : services) {
         width = std::max(width, service.value("name", std::string()).size());
         if (auto group = service.find("group"); group != service.end() && group->is_string()) {
             width = std::max(width, group->get<std::string>().size() + 1);
@@ -29,8 +28,18 @@ std::size_t subject_width(const GlobalOptions& global) {
 
 int run_events(const GlobalOptions& global, const EventFilter& filter) {
     catch_interrupts();
-    const std::size_t width = global.json ? 0 : subject_width(global);
-    Client client(socket_path(global), timeout_of(global));
+    std::size_t width = 0;
+    if (!global.json || !filter.services.empty()) {
+        // What pkitd has now: the width of the names, and whether --service names any.
+        auto services = call(global, proto::Request{.cmd = proto::Command::status}).at("services");
+        std::vector<std::string> known;
+        for (const auto& service : services) {
+            known.push_back(service.value("name", std::string()));
+        }
+        filter.check_services(known);
+        width = global.json ? 0 : subject_width(services);
+    }
+    Client client(global, timeout_of(global));
     client.send(proto::Request{.cmd = proto::Command::events});
     result_of(client.read_reply(), client.path());
     while (auto next = client.read(std::nullopt)) {
@@ -53,7 +62,7 @@ CommandSpec add_events(const GlobalOptions& global) {
     return {.name = "events",
             .description = "print supervision events until interrupted",
             .options = {{.names = "--service",
-                         .help = "only this service's events (repeatable)",
+                         .help = "only this service's events, by name or glob (repeatable)",
                          .target = &filter->services,
                          .type_name = "NAME",
                          .one_at_a_time = true},

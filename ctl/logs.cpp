@@ -12,6 +12,7 @@
 #include "ctl/common.hpp"
 #include "ctl/log_lines.hpp"
 #include "ctl/logs_follow.hpp"
+#include "ctl/name_globs.hpp"
 #include "ctl/time_text.hpp"
 
 namespace pkit::ctl {
@@ -78,7 +79,7 @@ std::vector<std::string> expand_instances(const GlobalOptions& global,
 
 int run_logs(const GlobalOptions& global, const LogsOptions& given) {
     LogsOptions options = given;
-    options.names = expand_instances(global, given.names);
+    options.names = expand_instances(global, expand_name_globs(global, given.names));
     const LineSelection selection = selection_of(options);
     if (options.follow) {
         catch_interrupts();
@@ -90,7 +91,7 @@ int run_logs(const GlobalOptions& global, const LogsOptions& given) {
     std::vector<Follower> followers;
     std::vector<proto::json> tails;
     for (const auto& name : options.names) {
-        auto client = std::make_unique<Client>(socket_path(global), timeout_of(global));
+        auto client = std::make_unique<Client>(global, timeout_of(global));
         client->send(proto::Request{.cmd = proto::Command::logs,
                                     .service = name,
                                     .lines = filtered ? INT_MAX : options.lines,
@@ -139,35 +140,37 @@ CommandSpec add_logs(const GlobalOptions& global) {
     return {
         .name = "logs",
         .description = "show services' captured output (several: interleaved by time, NAME | text)",
-        .options =
-            {{.names = "NAME", .help = "the services", .target = &options->names, .required = true},
-             {.names = "-n,--lines",
-              .help = "the last LINES lines",
-              .target = &options->lines,
-              .type_name = "LINES",
-              .show_default = true,
-              .range = std::pair{0, 1 << 30},
-              .given = &options->lines_given},
-             {.names = "--previous",
-              .help = "the run before the latest",
-              .target = &options->previous},
-             {.names = "-f,--follow",
-              .help = "then print new lines as they come, across restarts, until "
-                      "the services are done, failed or stopped",
-              .target = &options->follow},
-             {.names = "--stream",
-              .help = "only this stream: stdout or stderr",
-              .target = &options->stream,
-              .type_name = "STREAM",
-              .one_of = {"stdout", "stderr"}},
-             {.names = "-t,--timestamps",
-              .help = "each line's time (local, to the millisecond) before its text",
-              .target = &options->timestamps},
-             {.names = "--since",
-              .help = "only lines newer than DURATION ago (30s, 5m, 1h30m); all "
-                      "of them unless -n is given too",
-              .target = &options->since,
-              .type_name = "DURATION"}},
+        .options = {{.names = "NAME",
+                     .help = "the services, by name or glob ('web-*')",
+                     .target = &options->names,
+                     .required = true},
+                    {.names = "-n,--lines",
+                     .help = "the last LINES lines",
+                     .target = &options->lines,
+                     .type_name = "LINES",
+                     .show_default = true,
+                     .range = std::pair{0, 1 << 30},
+                     .given = &options->lines_given},
+                    {.names = "--previous",
+                     .help = "the run before the latest",
+                     .target = &options->previous},
+                    {.names = "-f,--follow",
+                     .help = "then print new lines as they come, across restarts, until "
+                             "the services are done, failed or stopped",
+                     .target = &options->follow},
+                    {.names = "--stream",
+                     .help = "only this stream: stdout or stderr",
+                     .target = &options->stream,
+                     .type_name = "STREAM",
+                     .one_of = {"stdout", "stderr"}},
+                    {.names = "-t,--timestamps",
+                     .help = "each line's time (local, to the millisecond) before its text",
+                     .target = &options->timestamps},
+                    {.names = "--since",
+                     .help = "only lines newer than DURATION ago (30s, 5m, 1h30m); all "
+                             "of them unless -n is given too",
+                     .target = &options->since,
+                     .type_name = "DURATION"}},
         .run = [&global, options] { return run_logs(global, *options); }};
 }
 

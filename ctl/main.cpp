@@ -146,7 +146,8 @@ int main(int argc, char** argv) {
         return run_command([&] { return run_status(status->global, status->options); });
     }
     CLI::App app{"pkitctl: see and steer the services of a running pkitd", "pkitctl"};
-    app.formatter(std::make_shared<WordsFormatter>());  // before the subcommands: they inherit it
+    auto formatter = std::make_shared<WordsFormatter>();
+    app.formatter(formatter);  // before the subcommands: they inherit it
     GlobalOptions global;
     app.add_option("--socket", global.socket,
                    "control socket (default: $PKIT_SOCKET, else /run/pkit/pkitd.sock, else "
@@ -209,6 +210,17 @@ int main(int argc, char** argv) {
 
     try {
         app.parse(argc, argv);
+    } catch (const CLI::RequiredError& error) {
+        // CLI11's "NAME is required" alone does not say of what: the command and its usage.
+        const std::vector<CLI::App*> given = app.get_subcommands();
+        if (given.empty()) {
+            return app.exit(error) == 0 ? k_exit_ok : k_exit_usage;
+        }
+        const std::string command = "pkitctl " + given.front()->get_name();
+        std::cerr << command << ": " << error.what() << "\n"
+                  << formatter->make_usage(given.front(), command) << "Run `" << command
+                  << " --help` for more information.\n";
+        return k_exit_usage;
     } catch (const CLI::ParseError& error) {
         // --help and --version are "errors" with status 0; real usage errors are 2.
         return app.exit(error) == 0 ? k_exit_ok : k_exit_usage;

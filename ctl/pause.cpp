@@ -9,6 +9,7 @@
 
 #include "ctl/commands.hpp"
 #include "ctl/common.hpp"
+#include "ctl/name_globs.hpp"
 
 namespace pkit::ctl {
 namespace {
@@ -22,7 +23,9 @@ struct PauseOptions {
 int run_pause(const GlobalOptions& global, const PauseOptions& options) {
     require_names_or_all(std::string(proto::to_string(options.command)), options.names,
                          options.all);
-    proto::Request request{.cmd = options.command, .services = options.names, .all = options.all};
+    proto::Request request{.cmd = options.command,
+                           .services = expand_name_globs(global, options.names),
+                           .all = options.all};
     return print_services(global, call(global, request));
 }
 
@@ -34,7 +37,7 @@ CommandSpec add_one(const GlobalOptions& global, proto::Command command, std::st
         .name = std::string(proto::to_string(command)),
         .description = std::move(description),
         .options = {{.names = "NAME",
-                     .help = "the services (NAME: all its instances; NAME@I: one)",
+                     .help = "the services (NAME: all its instances; NAME@I: one; or a glob)",
                      .target = &options->names},
                     {.names = "--all", .help = std::move(all_help), .target = &options->all}},
         .run = [&global, options] { return run_pause(global, *options); }};

@@ -7,6 +7,7 @@
 #include "config/values.hpp"
 #include "ctl/commands.hpp"
 #include "ctl/common.hpp"
+#include "ctl/name_globs.hpp"
 
 namespace pkit::ctl {
 namespace {
@@ -18,15 +19,19 @@ struct SignalOptions {
 
 int run_signal(const GlobalOptions& global, const SignalOptions& options) {
     if (options.arguments.size() < 2) {
-        throw usage_error("signal: expected NAME... SIGNAL");
+        throw usage_error("signal: name the services, then the signal: pkitctl signal [--group] "
+                          "NAME... SIGNAL");
     }
     const std::string& signal = options.arguments.back();
     if (!config::parse_signal(signal)) {
-        throw usage_error("signal: unknown signal \"" + signal + "\"");
+        throw usage_error("signal: unknown signal \"" + signal + "\"" +
+                          config::signal_suggestion(signal) +
+                          " (a name such as TERM, SIGHUP or RTMIN+3, or a number from 1 to 64)");
     }
     proto::Request request{
         .cmd = proto::Command::signal,
-        .services = {options.arguments.begin(), options.arguments.end() - 1},
+        .services =
+            expand_name_globs(global, {options.arguments.begin(), options.arguments.end() - 1}),
         .signal = signal,
         .group = options.group,
     };
@@ -44,10 +49,9 @@ CommandSpec add_signal(const GlobalOptions& global) {
                          .help = "signal the whole process group",
                          .target = &options->group},
                         {.names = "ARGS",
-                         .help = "the services, then the signal",
+                         .help = "the services (names or globs), then the signal",
                          .target = &options->arguments,
-                         .type_name = "NAME... SIGNAL",
-                         .required = true}},
+                         .type_name = "NAME... SIGNAL"}},
             .run = [&global, options] { return run_signal(global, *options); }};
 }
 

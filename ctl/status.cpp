@@ -83,9 +83,6 @@ int run_status(const GlobalOptions& global, const StatusOptions& options) {
         services = call_for_rows(global, request, timeout_of(global));
         if (filtered) {
             const std::vector<NameState> view = name_states(services);
-            for (const auto& note : state_typos(view, states)) {
-                std::cerr << "pkitctl: " << note << "\n";
-            }
             std::vector<proto::ServiceStatus> kept;
             for (std::size_t i : select_rows(view, options.names, states)) {
                 kept.push_back(std::move(services[i]));
@@ -122,8 +119,9 @@ CommandSpec add_status(const GlobalOptions& global) {
                                  "process group",
                          .target = &options->resources},
                         {.names = "--state",
-                         .help = "only services in these states (running,backoff; any state "
-                                 "pkitd reports); repeatable",
+                         .help = "only services in these states (running,backoff): waiting, "
+                                 "starting, running, stopping, backoff, storm_pause, stopped, "
+                                 "done, failed, scheduled or paused; repeatable",
                          .target = &options->states,
                          .type_name = "STATE[,STATE]...",
                          .one_at_a_time = true},

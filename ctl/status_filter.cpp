@@ -14,6 +14,13 @@ bool is_pattern(std::string_view name) {
     return name.find_first_of("*?[") != std::string_view::npos;
 }
 
+const std::vector<std::string>& service_states() {
+    static const std::vector<std::string> states{"waiting", "starting",    "running", "stopping",
+                                                 "backoff", "storm_pause", "stopped", "done",
+                                                 "failed",  "scheduled",   "paused"};
+    return states;
+}
+
 std::vector<std::string> split_states(const std::vector<std::string>& options) {
     std::vector<std::string> states;
     for (const auto& option : options) {
@@ -21,12 +28,16 @@ std::vector<std::string> split_states(const std::vector<std::string>& options) {
         while (at <= option.size()) {
             std::size_t comma = std::min(option.find(',', at), option.size());
             std::string word = option.substr(at, comma - at);
-            const bool well_formed = !word.empty() && std::ranges::all_of(word, [](char c) {
-                return (c >= 'a' && c <= 'z') || c == '_';
-            });
-            if (!well_formed) {
-                throw usage_error("--state: \"" + option +
-                                  "\" is not a list of states (such as running,backoff)");
+            if (std::ranges::find(service_states(), word) == service_states().end()) {
+                std::string valid;
+                for (const auto& state : service_states()) {
+                    valid += (valid.empty() ? "" : ", ") + state;
+                }
+                const std::string what = word.empty() ? "an empty state in \"" + option + "\""
+                                                      : "unknown state \"" + word + "\"";
+                throw usage_error("--state: " + what +
+                                  config::detail::did_you_mean(word, service_states()) +
+                                  " (states: " + valid + ")");
             }
             if (std::ranges::find(states, word) == states.end()) {
                 states.push_back(std::move(word));
@@ -87,24 +98,24 @@ std::vector<std::size_t> select_rows(const std::vector<NameState>& rows,
     return out;
 }
 
-std::vector<std::string> state_typos(const std::vector<NameState>& rows,
-                                     const std::vector<std::string>& states) {
-    std::vector<std::string> seen;
-    for (const auto& row : rows) {
-        if (std::ranges::find(seen, row.state) == seen.end()) {
-            seen.emplace_back(row.state);
+std::vector<std::string> expand_patterns(const std::vector<NameState>& rows,
+                                         const std::vector<std::string>& names) {
+    std::vector<std::string> out;
+    auto add = [&out](std::string_view name) {
+        if (std::ranges::find(out, name) == out.end()) {
+            out.emplace_back(name);
         }
-    }
-    std::vector<std::string> notes;
-    for (const auto& state : states) {
-        if (std::ranges::find(seen, state) != seen.end()) {
+    };
+    for (const auto& name : names) {
+        if (!is_pattern(name)) {
+            add(name);
             continue;
         }
-        if (auto suggestion = config::detail::did_you_mean(state, seen); !suggestion.empty()) {
-            notes.push_back("no service is \"" + state + "\"" + suggestion);
+        for (std::size_t i : select_rows(rows, {name}, {})) {
+            add(rows[i].name);
         }
     }
-    return notes;
+    return out;
 }
 
 std::string summary_line(const std::vector<NameState>& rows) {

@@ -1,8 +1,8 @@
 #pragma once
 // `pkitctl status` at scale (SPEC §17): NAME arguments that are globs (`web-*`,
 // `api@*`), `--state STATE[,STATE]...`, and the summary line a long table ends with on
-// a terminal. Pure functions of the rows pkitd sent, over whatever names and states it
-// has: no list of states is kept here, so a state the daemon adds is selectable as is.
+// a terminal. Pure functions of the rows pkitd sent; --state takes the states of SPEC
+// §5 only (SPEC §21: a state it does not know is a usage error, not an empty table).
 
 #include <cstddef>
 #include <optional>
@@ -17,9 +17,12 @@ namespace pkit::ctl {
 // Whether a NAME argument is a glob (fnmatch(3): `*`, `?`, `[...]`) rather than a name.
 bool is_pattern(std::string_view name);
 
+// Every state a service can be in (SPEC §5), in the order of the lifecycle.
+const std::vector<std::string>& service_states();
+
 // The states of --state options, each "a,b" split at commas, in order, once each.
-// Throws a usage error (exit 2) for an empty word or one that is not a state's form
-// (lower-case letters and `_`).
+// Throws a usage error (exit 2) for an empty word or one that is not a state, naming
+// the valid ones (and the closest, when it looks like a typo).
 std::vector<std::string> split_states(const std::vector<std::string>& options);
 
 // A row as the selection sees it.
@@ -40,11 +43,13 @@ std::vector<std::size_t> select_rows(const std::vector<NameState>& rows,
                                      const std::vector<std::string>& names,
                                      const std::vector<std::string>& states);
 
-// For each of `states` that no row is in but that is a likely typo of a state some
-// row is in: `no service is "runing"; did you mean "running"?` (pkitctl prints it as a
-// note; the selection stands).
-std::vector<std::string> state_typos(const std::vector<NameState>& rows,
-                                     const std::vector<std::string>& states);
+// `names` (the NAME arguments of a command over services) with each glob replaced by
+// the names of the rows it matches, in the rows' order; a plain name is kept as given
+// (pkitd resolves it: a file's name stands for all its instances, an unknown one is
+// its error); each name once. A glob that matches no row throws CtlError(1) as
+// select_rows() does, so a typo in a pattern is an error like an unknown name.
+std::vector<std::string> expand_patterns(const std::vector<NameState>& rows,
+                                         const std::vector<std::string>& names);
 
 // "40 services: 37 running, 2 backoff, 1 failed": how many rows are in each state,
 // most first (ties in name order).

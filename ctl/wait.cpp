@@ -11,6 +11,7 @@
 #include "ctl/client.hpp"
 #include "ctl/commands.hpp"
 #include "ctl/common.hpp"
+#include "ctl/name_globs.hpp"
 #include "ctl/time_text.hpp"
 
 namespace pkit::ctl {
@@ -31,12 +32,13 @@ int run_wait(const GlobalOptions& global, const WaitOptions& options) {
         throw usage_error("wait: give service names or --all, not both");
     }
     const double within = duration_option("--within", options.within);
-    proto::Request request{
-        .cmd = proto::Command::wait, .services = options.names, .all = options.all};
+    proto::Request request{.cmd = proto::Command::wait,
+                           .services = expand_name_globs(global, options.names),
+                           .all = options.all};
     request.wait_for = options.condition;
     request.within = within;
 
-    Client client(socket_path(global), timeout_for_work(global, request.within));
+    Client client(global, timeout_for_work(global, request.within));
     client.send(request);
     proto::Reply reply = client.read_reply();
     if (reply.kind == proto::Reply::Kind::error &&
@@ -56,7 +58,9 @@ CommandSpec add_wait(const GlobalOptions& global) {
             .description =
                 "block until services are ready (or done, or stopped); exit 3 if "
                 "they cannot be",
-            .options = {{.names = "NAME", .help = "the services", .target = &options->names},
+            .options = {{.names = "NAME",
+                         .help = "the services, by name or glob ('worker@*')",
+                         .target = &options->names},
                         {.names = "--all", .help = "every service", .target = &options->all},
                         {.names = "--for",
                          .help = "ready (running and ready, or done), done, or stopped",

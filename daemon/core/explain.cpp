@@ -235,8 +235,8 @@ Explanation explain(const Supervisor& supervisor, std::size_t index, Now now) {
     const Service& s = supervisor.service(index);
     const Decision& d = s.last_decision();
     Explanation e;
-    auto fact = [&](std::string key, FactValue value) {
-        e.facts.emplace_back(std::move(key), std::move(value));
+    auto fact = [&](std::string_view key, FactValue value) {
+        e.facts.emplace_back(std::string(key), std::move(value));
     };
     fact("state", std::string(to_string(s.state())));
     fact("run", static_cast<std::int64_t>(s.run()));

@@ -155,6 +155,7 @@ void Service::launch(Now now, Actions& out) {
     m_phase = Phase::starting;
     m_ready = false;
     m_killing = KilledBy::none;
+    m_deadline_kill = false;
     m_started = now.mono;
     m_started_wall = now.wall;
     m_timers = {};
@@ -270,6 +271,7 @@ Outcome Service::on_exit(std::uint64_t run, const ProcessExit& status, Now now, 
     exit.at = now.wall;
     exit.killed_by = m_killing;
     exit.timed_out = m_killing == KilledBy::timeout;
+    exit.shutdown_kill = m_deadline_kill;
     exit.oom_killed = status.oom_killed;
     if (status.oom_killed) {
         ++m_oom_kills;

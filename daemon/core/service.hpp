@@ -99,8 +99,9 @@ public:
     // pkitd is shutting down: a run that ends from now on is never restarted and never
     // judged by the gates (SPEC §3: such a run is neither clean nor a crash).
     void forbid_restarts() { m_no_restarts = true; }
-    // SIGKILL the current run's group now (shutdown deadline).
-    void kill_now(Actions& out);
+    // SIGKILL the current run's group now: its stop timeout ended, or (`deadline`) the
+    // shutdown deadline came first, which its exit record then says (shutdown_kill).
+    void kill_now(Actions& out, bool deadline = false);
     // SIGKILL a draining run's group now (shutdown deadline); nothing without one.
     void kill_draining_now(Actions& out) { stop_draining(Now{}, out, SIGKILL); }
     // One output line of `run`: into that run's tail, and, until the current run has
@@ -313,6 +314,7 @@ private:
     pid_t m_pid = 0;
     bool m_ready = false;
     KilledBy m_killing = KilledBy::none;  // why pkitd is ending the current run
+    bool m_deadline_kill = false;         // its SIGKILL was the shutdown deadline's
     OptionalTime m_started;
     double m_started_wall = 0.0;
 

@@ -160,10 +160,11 @@ void Service::hold_until(TimePoint until) {
     }
 }
 
-void Service::kill_now(Actions& out) {
+void Service::kill_now(Actions& out, bool deadline) {
     if (m_pid == 0) {
         return;
     }
+    m_deadline_kill = deadline;
     end_pause(out);  // SIGKILL ends a frozen process too; the thaw is for the next run
     if (m_phase != Phase::stopping) {
         // The shutdown deadline came before this run was asked to stop: pkitd ends it,

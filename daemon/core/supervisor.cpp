@@ -353,7 +353,7 @@ void Supervisor::on_time(Now now) {
         m_shutdown_deadline.reset();
         for (std::size_t i = 0; i < m_services.size(); ++i) {
             if (m_services[i]->has_process()) {  // kill_now does nothing to the others
-                touch(i).kill_now(m_actions);
+                touch(i).kill_now(m_actions, true);
                 touch(i).kill_draining_now(m_actions);
             }
         }

@@ -101,6 +101,9 @@ struct ExitRecord {
     bool timed_out = false;
     KilledBy killed_by = KilledBy::none;
     bool oom_killed = false;  // see ProcessExit
+    // pkitd's SIGKILL came at the shutdown deadline, not at the end of the stop timeout
+    // (for the log's words; not in the protocol, not kept across an upgrade).
+    bool shutdown_kill = false;
 };
 
 // The fields of one sd_notify datagram that pkitd acts on (SPEC §3).

@@ -17,6 +17,7 @@
 #include "daemon/shell/http/endpoint.hpp"
 #include "daemon/shell/io/zone.hpp"
 #include "daemon/shell/launch/launcher.hpp"
+#include "proto/socket_path.hpp"
 #include "proto/version.hpp"
 
 namespace pkit::shell {
@@ -180,7 +181,7 @@ int Daemon::run() {
         auto control =
             RequestHandler::open(m_loop, m_options.socket_path, static_cast<DaemonPort&>(*this));
         if (!control) {
-            log("error", control.error());
+            log("error", control.error() + "; " + proto::k_daemon_socket_hint);
             return 3;
         }
         m_control = std::move(*control);
@@ -247,8 +248,16 @@ bool Daemon::bind_listen_sockets() {
     }
     auto sockets = m_listen.stage(specs);
     if (!sockets) {
+        // As a load's errors are printed (SPEC §21): each line FILE:LINE:COL: error: ...,
+        // then how many (the text log; the JSON log has one record an error).
+        const bool text = m_options.log_format == LogFormat::text;
         for (const config::Diagnostic& d : sockets.error()) {
-            log("error", d.to_string());
+            text ? m_stderr.write_line(d.to_string()) : log("error", d.to_string());
+        }
+        if (text) {
+            const std::size_t n = sockets.error().size();
+            m_stderr.write_line("pkitd: " + std::to_string(n) + " configuration error" +
+                                (n == 1 ? "" : "s") + " in " + m_options.config_dir);
         }
         return false;
     }

@@ -36,7 +36,11 @@ bool Daemon::open_cgroups() {
             return false;
         }
         if (mode == config::CgroupMode::automatic) {
-            log("info", "cgroups not used: " + m_cgroup_choice.reason);
+            // Information, not a fault: outside a container of its own this is the rule.
+            log("info",
+                "cgroups: none of pkitd's own here, so services run in process groups "
+                "(pause and [resources] need one; pkitd(8), CGROUPS): " +
+                    m_cgroup_choice.reason);
         }
         return true;
     }

@@ -69,10 +69,11 @@ TEST_CASE("ctl messages: EACCES on the socket says who may connect and exits 4")
                                "--clear-groups", PKITCTL_BIN, "--socket", pkitd.socket(), "status"},
                               20s);
     CHECK(result.exit_code == 4);
-    CHECK(result.err == "pkitctl: cannot connect to " + pkitd.socket() +
-                            ": Permission denied — only root, the user pkitd runs as, the users "
-                            "in control_users and the members of control_group (pkitd.toml) may "
-                            "use the control socket; see pkitd(8)\n");
+    CHECK(result.err ==
+          "pkitctl: cannot connect to " + pkitd.socket() +
+              " (--socket): Permission denied — only root, the user pkitd runs as, the users "
+              "in control_users and the members of control_group (pkitd.toml) may "
+              "use the control socket; see pkitd(8)\n");
     CHECK(pkitd.stop() == 0);
 }
 

@@ -168,3 +168,29 @@ TEST_CASE("a reload that changes a schedule re-arms it and lets the running epis
     CHECK(s["run"] == running["run"]);
     CHECK(pkitd.stop() == 0);
 }
+
+TEST_CASE("a scheduled job is supervised: no stop reason until the operator stops it") {
+    TempDir dir;
+    dir.service("never", job("@yearly", "exit 0"));
+    dir.service("tick", job("every 1s", "exit 0"));
+    Daemon pkitd(dir);
+    pkitd.wait_ready();
+    Client client = pkitd.client();
+    // Never run yet: scheduled, nobody stopped it.
+    json s = status(client, "never");
+    CHECK(s["state"] == "scheduled");
+    CHECK_MESSAGE(s["stopped"].is_null(), s.dump());
+    CommandResult shown = ctl(pkitd, {"show", "never"});
+    CHECK_MESSAGE(shown.out.find("scheduled") != std::string::npos, shown.out);
+    CHECK_MESSAGE(shown.out.find("(operator)") == std::string::npos, shown.out);
+    // Between episodes: how the last one ended is in schedule.last_result, not `stopped`.
+    s = wait_status(client, "tick", last_result_is("done"), 10s, "an episode ends done");
+    CHECK_MESSAGE(s["stopped"].is_null(), s.dump());
+    // Stopped by the operator: now it says so.
+    CommandResult stopped = ctl(pkitd, {"stop", "never"});
+    CHECK_MESSAGE(stopped.exit_code == 0, stopped.all());
+    s = status(client, "never");
+    CHECK(s["state"] == "stopped");
+    CHECK(s["stopped"] == "operator");
+    CHECK(pkitd.stop() == 0);
+}

@@ -143,3 +143,36 @@ TEST_CASE("shutdown_timeout bounds the whole shutdown whatever the stop timeouts
     const auto left = marker_processes(pkitd.marker());
     CHECK_MESSAGE(left.empty(), "left behind:" << describe(left));
 }
+
+TEST_CASE("a run the shutdown deadline killed is logged so, not as killed after its stop timeout") {
+    TempDir dir;
+    dir.daemon_config("shutdown_timeout = \"1s\"\n");
+    // Both ignore SIGTERM: `late` outlives the shutdown deadline, `quick` its own timeout.
+    dir.service("late", sh_command("trap '' TERM; touch " + dir.file("late.armed") + "; sleep 30") +
+                            "[stop]\ntimeout = \"20s\"\n");
+    dir.service("quick",
+                sh_command("trap '' TERM; touch " + dir.file("quick.armed") + "; sleep 30") +
+                    "[stop]\ntimeout = \"0.2s\"\n");
+    Daemon pkitd(dir);
+    pkitd.wait_ready();
+    wait_armed(dir, {"late", "quick"});
+    CHECK(pkitd.stop() == 0);
+    std::vector<std::string> late;
+    std::vector<std::string> quick;
+    for (const std::string& line : lines_of(pkitd.log())) {
+        if (line.starts_with("pkitd: late: ")) {
+            late.push_back(line);
+        } else if (line.starts_with("pkitd: quick: ")) {
+            quick.push_back(line);
+        }
+    }
+    auto says = [](const std::vector<std::string>& lines, const std::string& words) {
+        return std::ranges::any_of(
+            lines, [&](const std::string& l) { return l.find(words) != std::string::npos; });
+    };
+    INFO(pkitd.log());
+    CHECK(says(late, "killed by SIGKILL at the shutdown deadline"));
+    CHECK_FALSE(says(late, "after the stop timeout"));
+    CHECK(says(quick, "killed by SIGKILL after the stop timeout"));
+    CHECK_FALSE(says(quick, "shutdown deadline"));
+}

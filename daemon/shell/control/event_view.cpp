@@ -141,7 +141,8 @@ std::string exit_words(const core::ExitRecord& exit, int stop_signal) {
     } else if (*exit.signal == stop_signal) {
         text = "ended by " + stop;
     } else if (*exit.signal == SIGKILL) {
-        text = "killed by SIGKILL after the stop timeout";
+        text = exit.shutdown_kill ? "killed by SIGKILL at the shutdown deadline"
+                                  : "killed by SIGKILL after the stop timeout";
     } else {
         text = "killed by " + config::signal_name(*exit.signal);
     }
@@ -332,7 +333,9 @@ proto::ServiceStatus service_status(const core::Service& s, core::Now now) {
     st.restarts = s.restarts();
     st.storm_pauses = s.storm_pauses();
     st.liveness_kills = s.liveness_kills();
-    if (s.stopped_reason() && !s.desired_up()) {
+    // Null while supervised (SPEC §5): a scheduled job between episodes is, by its
+    // schedule; how its last episode ended is in schedule.last_result.
+    if (s.stopped_reason() && !s.desired_up() && s.state() != core::State::scheduled) {
         st.stopped = std::string(core::to_string(*s.stopped_reason()));
     }
     if (s.restart_at()) {

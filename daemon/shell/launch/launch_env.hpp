@@ -11,12 +11,14 @@
 #include <utility>
 #include <vector>
 
+#include "config/program_lookup.hpp"
 #include "daemon/shell/launch/launcher.hpp"
 
 namespace pkit::shell {
 
-// The PATH used for the lookup when the service's environment has none (SPEC §2).
-inline constexpr std::string_view k_default_path = "/usr/local/bin:/usr/bin:/bin";
+// The PATH used for the lookup when the service's environment has none (SPEC §2; the
+// one --check looks in too).
+inline constexpr std::string_view k_default_path = config::k_default_path;
 
 // Builds a LaunchFailure with the message "KIND: WHAT: REASON".
 LaunchFailure make_failure(config::LaunchError kind, std::string_view what,

@@ -67,6 +67,16 @@ TEST_CASE("signals parse with or without SIG, or as a number") {
     }
 }
 
+TEST_CASE("an unknown signal gets the nearest name, or its upper case") {
+    CHECK(signal_suggestion("KILLL") == "; did you mean \"KILL\"?");
+    CHECK(signal_suggestion("SIGTREM") == "; did you mean \"SIGTERM\"?");
+    CHECK(signal_suggestion("USR3") == "; did you mean \"USR1\"?");
+    CHECK(signal_suggestion("term") == "; signal names are upper case: \"TERM\"");
+    CHECK(signal_suggestion("sighup") == "; signal names are upper case: \"SIGHUP\"");
+    CHECK(signal_suggestion("RELOAD").empty());
+    CHECK(signal_suggestion("").empty());
+}
+
 TEST_CASE("signal names are canonical, SIG<n> without a name, and round-trip") {
     CHECK(signal_name(SIGKILL) == "SIGKILL");
     CHECK(signal_name(SIGABRT) == "SIGABRT");

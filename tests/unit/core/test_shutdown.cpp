@@ -194,7 +194,25 @@ TEST_CASE("at the shutdown deadline everything still running gets SIGKILL") {
         CHECK(sup.service(i).state() == State::stopped);
         CHECK(sup.service(i).restarts() == 0);
         CHECK(sup.service(i).stopped_reason() == StopReason::operator_);
+        // The log says the deadline killed them, not their stop timeouts.
+        REQUIRE(sup.service(i).last_exit());
+        CHECK(sup.service(i).last_exit()->shutdown_kill);
     }
+}
+
+TEST_CASE(
+    "a SIGKILL at the end of a stop timeout before the shutdown deadline is not the deadline's") {
+    config::DaemonSpec daemon;
+    daemon.shutdown_timeout = 30s;
+    Supervisor sup = three_running(daemon);  // stop timeouts of 5 s
+    sup.shutdown(at(10));
+    sup.take_actions();
+    sup.on_time(at(15));
+    CHECK(take(sup) == "signal 0 r1 pid 100 KILL group | signal 2 r1 pid 102 KILL group");
+    sup.on_exit(102, killed(SIGKILL), at(15.1));
+    REQUIRE(sup.service(2).last_exit());
+    CHECK_FALSE(sup.service(2).last_exit()->shutdown_kill);
+    CHECK(sup.service(2).last_exit()->killed_by == KilledBy::operator_);
 }
 
 }  // namespace

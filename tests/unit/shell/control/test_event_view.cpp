@@ -115,6 +115,10 @@ TEST_CASE("log wording: exit words name what pkitd did and why") {
           "ended by SIGTERM (timed out)");
     CHECK(exit_words(exit_signal(SIGKILL, core::KilledBy::ready_timeout), SIGTERM) ==
           "killed by SIGKILL after the stop timeout (not ready in time)");
+    // Killed at the shutdown deadline, before its own stop timeout ended: said so.
+    core::ExitRecord deadline = exit_signal(SIGKILL, core::KilledBy::operator_);
+    deadline.shutdown_kill = true;
+    CHECK(exit_words(deadline, SIGTERM) == "killed by SIGKILL at the shutdown deadline");
 }
 
 TEST_CASE("log wording: an OOM kill names the OOM killer and the memory_max") {
