@@ -81,6 +81,9 @@ public:
     // The same, taking from `tree` only the specs it keeps: the rest stay there for the
     // caller to free (pkitd frees them off the loop).
     ReloadOutcome reload_from(config::Tree& tree, Now now);
+    // What reload(tree) would do now, changing nothing (SPEC §21, `reload --dry-run`):
+    // the same comparisons, each changed service with its differing keys and effect.
+    ReloadPreview preview_reload(const config::Tree& tree) const;
     bool shutting_down() const { return m_shutting_down; }
     // `exit_when = "all_done"` (SPEC §12): once nothing can change without an operator
     // (no service starting, running, stopping, in backoff or a storm pause, or
