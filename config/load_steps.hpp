@@ -31,6 +31,9 @@ struct ServiceDraft {
     // `after` as written, while spec.after holds it expanded for the checks (only when
     // it names a file with instances; see expand_instances()).
     std::optional<std::vector<std::string>> written_after;
+    // The file's warnings that every load reports, once the tree is valid (SPEC §21: a
+    // start_first service probing its own [[listen]] socket); kept with the parse.
+    std::vector<Diagnostic> warnings;
 };
 
 struct DaemonDraft {
@@ -85,6 +88,12 @@ void parse_listen(const TableReader& top, std::vector<ListenSpec>& out);
 void parse_user_group(const TableReader& top, const LoadOptions& options, Principal& user,
                       Principal& group);
 std::optional<Principal> read_principal(const Diags& d, const toml::node& n, std::string_view what);
+
+// A start_first service whose [ready] or [health] tcp, http or file probe reaches one
+// of its own [[listen]] sockets, which the old run answers during a restart: a
+// warning at the probe's key into `out` (self_probe.cpp).
+void warn_self_probes(const TableReader& top, const ServiceSpec& spec,
+                      std::vector<Diagnostic>& out);
 
 // pkitd.toml (daemon_keys.cpp).
 DaemonDraft parse_daemon(const Diags& d, const toml::table& root);

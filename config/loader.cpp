@@ -401,6 +401,23 @@ void sort_diagnostics(std::vector<Diagnostic>& diags, const std::vector<std::str
     });
 }
 
+// The files' own warnings (ServiceDraft::warnings), once a file even when it has
+// instances, into both sinks of `options`.
+void report_load_warnings(const std::vector<ServiceDraft>& services, const LoadOptions& options) {
+    for (const ServiceDraft& draft : services) {
+        if (draft.warnings.empty() || draft.spec.instance > 1) {
+            continue;
+        }
+        std::vector<Diagnostic>* other =
+            options.load_warnings != options.warnings ? options.load_warnings : nullptr;
+        for (std::vector<Diagnostic>* sink : {options.warnings, other}) {
+            if (sink != nullptr) {
+                sink->insert(sink->end(), draft.warnings.begin(), draft.warnings.end());
+            }
+        }
+    }
+}
+
 // `cache` (locked by the caller) gives the unchanged files' parses and gets this load's.
 LoadResult load(const fs::path& dir, const LoadOptions& options, std::vector<Diagnostic>& diags,
                 LoadCache::State* cache) {
@@ -558,6 +575,7 @@ LoadResult load(const fs::path& dir, const LoadOptions& options, std::vector<Dia
             warn_missing_program(draft, daemon.spec, *options.warnings);
         }
     }
+    report_load_warnings(services, options);
     restore_written_names(services, daemon);
     Tree tree{.dir = dir.string(), .daemon = std::move(daemon.spec)};
     tree.services.reserve(services.size());

@@ -46,6 +46,10 @@ struct LoadOptions {
     // Where the warnings of a valid tree go (variables no known source defines, SPEC
     // §13), or nullptr for none: --check asks for them, pkitd's loads do not.
     std::vector<Diagnostic>* warnings = nullptr;
+    // Where the warnings that every load reports go (SPEC §21: a start_first service
+    // whose [ready] or [health] probe reaches its own [[listen]] socket), or nullptr:
+    // pkitd logs them at start-up and at each reload. `warnings` gets them too.
+    std::vector<Diagnostic>* load_warnings = nullptr;
 };
 
 // The largest configuration file read (1 MiB); a bigger one is an error.

@@ -292,6 +292,7 @@ ServiceDraft parse_service(const Diags& d, const toml::table& root, const LoadOp
         check_oneshot(top, spec);
     }
     parse_schedule_key(top, spec);
+    warn_self_probes(top, spec, draft.warnings);
     top.report_unknown();
     return draft;
 }

@@ -198,8 +198,12 @@ int run(const Options& options, pkit::shell::SystemdEnvironment systemd) {
     }
     std::vector<pkit::config::Diagnostic> warnings;
     auto load_options = pkit::config::default_load_options();
+    // pkitd's own loads keep the warnings every load reports for its log (SPEC §21).
+    std::vector<pkit::config::Diagnostic> load_warnings;
     if (options.check) {
         load_options.warnings = &warnings;
+    } else {
+        load_options.load_warnings = &load_warnings;
     }
     // The files' parses are kept for the first reload, which would otherwise parse every
     // file again to apply one (at 10,000 services 200 ms instead of 30).
@@ -235,6 +239,7 @@ int run(const Options& options, pkit::shell::SystemdEnvironment systemd) {
     daemon_options.systemd = std::move(systemd);
     daemon_options.load_cache = std::move(load_cache);
     daemon_options.binary = running_binary();
+    daemon_options.load_warnings = std::move(load_warnings);
     std::optional<pkit::core::Supervisor> resumed;
     if (options.resume_fd >= 0) {
         auto prepared = resume_from(state.get(), std::move(*tree));

@@ -24,6 +24,7 @@ constexpr std::array k_commands{
     std::pair{Command::upgrade, std::string_view{"upgrade"}},
     std::pair{Command::pause, std::string_view{"pause"}},
     std::pair{Command::resume, std::string_view{"resume"}},
+    std::pair{Command::reload_preview, std::string_view{"reload_preview"}},
 };
 
 constexpr std::array k_error_codes{

@@ -33,7 +33,10 @@ enum class Command {
     scale,
     upgrade,
     pause,
-    resume
+    resume,
+    // SPEC §21 `reload --dry-run`: a command of its own, so that a pkitd that does not
+    // know it refuses it (unknown_command) rather than reloading.
+    reload_preview
 };
 
 enum class ErrorCode {

@@ -203,6 +203,7 @@ std::optional<std::string> check_arguments(const Request& request) {
         case Command::status:
         case Command::events:
         case Command::reload:
+        case Command::reload_preview:
         case Command::shutdown:
         case Command::health:
         case Command::upgrade:
@@ -337,9 +338,14 @@ void to_json(json& out, const Request& request) {
             out["service"] = request.service;
             out["instances"] = request.instances;
             break;
+        case Command::reload:
+            if (request.no_block) {
+                out["no_block"] = true;
+            }
+            break;
+        case Command::reload_preview:
         case Command::ping:
         case Command::events:
-        case Command::reload:
         case Command::shutdown:
         case Command::health:
             break;

@@ -25,8 +25,10 @@ struct Request {
     bool follow = false;                // logs: stream new lines after the reply
     std::string wait_for = "ready";     // wait (`for`): "ready", "done" or "stopped"
     double within = 60.0;               // wait: seconds before not_reached
-    bool no_block = false;              // stop/restart: reply at once, before the runs end
-    bool resources = false;             // status: each run's processes, CPU and memory
+    // stop/restart: reply at once, before the runs end; reload: without waiting for the
+    // start_first replacements it began
+    bool no_block = false;
+    bool resources = false;  // status: each run's processes, CPU and memory
     // status: only these members (and "name") in each service object; empty: all.
     std::vector<std::string> fields;
     int instances = 0;     // scale: the new number of instances, 1..k_max_scale

@@ -32,11 +32,25 @@ void from_json(const json& in, LogsResult& value) {
     optional_from_json(in, "state", value.state);
 }
 
+void to_json(json& out, const ReplacementResult& value) {
+    out = json{{"service", value.service},
+               {"ok", optional_to_json(value.ok)},
+               {"reason", optional_to_json(value.reason)}};
+}
+
+void from_json(const json& in, ReplacementResult& value) {
+    field_from_json(in, "service", value.service);
+    optional_from_json(in, "ok", value.ok);
+    optional_from_json(in, "reason", value.reason);
+}
+
 void to_json(json& out, const ReloadResult& value) {
     out = json{{"added", value.added},
                {"removed", value.removed},
                {"changed", value.changed},
-               {"unchanged", value.unchanged}};
+               {"unchanged", value.unchanged},
+               {"replacements", value.replacements},
+               {"warnings", value.warnings}};
 }
 
 void from_json(const json& in, ReloadResult& value) {
@@ -44,6 +58,48 @@ void from_json(const json& in, ReloadResult& value) {
     field_from_json(in, "removed", value.removed);
     field_from_json(in, "changed", value.changed);
     field_from_json(in, "unchanged", value.unchanged);
+    field_from_json(in, "replacements", value.replacements);
+    field_from_json(in, "warnings", value.warnings);
+}
+
+void to_json(json& out, const KeyChangeResult& value) {
+    out = json{{"key", value.key},
+               {"old", optional_to_json(value.old_value)},
+               {"new", optional_to_json(value.new_value)}};
+}
+
+void from_json(const json& in, KeyChangeResult& value) {
+    field_from_json(in, "key", value.key);
+    optional_from_json(in, "old", value.old_value);
+    optional_from_json(in, "new", value.new_value);
+}
+
+void to_json(json& out, const ChangedServiceResult& value) {
+    out = json{{"service", value.service},
+               {"effect", value.effect},
+               {"restart", value.restart},
+               {"keys", value.keys}};
+}
+
+void from_json(const json& in, ChangedServiceResult& value) {
+    field_from_json(in, "service", value.service);
+    field_from_json(in, "effect", value.effect);
+    field_from_json(in, "restart", value.restart);
+    field_from_json(in, "keys", value.keys);
+}
+
+void to_json(json& out, const ReloadPreviewResult& value) {
+    out = json{
+        {"dry_run", true},          {"added", value.added},         {"removed", value.removed},
+        {"changed", value.changed}, {"unchanged", value.unchanged}, {"warnings", value.warnings}};
+}
+
+void from_json(const json& in, ReloadPreviewResult& value) {
+    field_from_json(in, "added", value.added);
+    field_from_json(in, "removed", value.removed);
+    field_from_json(in, "changed", value.changed);
+    field_from_json(in, "unchanged", value.unchanged);
+    field_from_json(in, "warnings", value.warnings);
 }
 
 void to_json(json& out, const ExplainResult& value) {

@@ -31,12 +31,54 @@ struct LogsResult {
 };
 
 // The result of `reload`.
+// A start_first replacement the reload began (SPEC §21): `ok` true once the new run
+// was ready, false when it failed (`reason`: why; the old run keeps serving), null
+// when the reply did not wait (`no_block`).
+struct ReplacementResult {
+    std::string service;
+    std::optional<bool> ok;
+    std::optional<std::string> reason;
+    bool operator==(const ReplacementResult&) const = default;
+};
+
 struct ReloadResult {
     std::vector<std::string> added;
     std::vector<std::string> removed;
     std::vector<std::string> changed;
     int unchanged = 0;
+    std::vector<ReplacementResult> replacements;
+    // The load's warnings, each "FILE:LINE:COL: warning: ..." (SPEC §21).
+    std::vector<std::string> warnings;
     bool operator==(const ReloadResult&) const = default;
+};
+
+// One key of a changed service in `reload_preview` (SPEC §21): its old and new
+// values as a file writes them, cut short past 80 bytes; null where not set.
+struct KeyChangeResult {
+    std::string key;
+    std::optional<std::string> old_value;  // "old"
+    std::optional<std::string> new_value;  // "new"
+    bool operator==(const KeyChangeResult&) const = default;
+};
+
+struct ChangedServiceResult {
+    std::string service;
+    // What the reload would do to it: "restart", "start_first", "start", "stop",
+    // "rearm" or "replace" (pkitctl(1) says what each means).
+    std::string effect;
+    bool restart = false;  // its run would be replaced (restart or start_first)
+    std::vector<KeyChangeResult> keys;
+    bool operator==(const ChangedServiceResult&) const = default;
+};
+
+// The result of `reload_preview`: what a reload would do now; nothing changed.
+struct ReloadPreviewResult {
+    std::vector<std::string> added;
+    std::vector<std::string> removed;
+    std::vector<ChangedServiceResult> changed;
+    int unchanged = 0;
+    std::vector<std::string> warnings;
+    bool operator==(const ReloadPreviewResult&) const = default;
 };
 
 // The result of `explain`: plain sentences plus the facts they were made from.
@@ -50,8 +92,17 @@ void to_json(json& out, const LogLine& value);
 void from_json(const json& in, LogLine& value);
 void to_json(json& out, const LogsResult& value);
 void from_json(const json& in, LogsResult& value);
+void to_json(json& out, const ReplacementResult& value);
+void from_json(const json& in, ReplacementResult& value);
 void to_json(json& out, const ReloadResult& value);
 void from_json(const json& in, ReloadResult& value);
+void to_json(json& out, const KeyChangeResult& value);
+void from_json(const json& in, KeyChangeResult& value);
+void to_json(json& out, const ChangedServiceResult& value);
+void from_json(const json& in, ChangedServiceResult& value);
+// Written with "dry_run": true, so that a reader tells it from a reload's result.
+void to_json(json& out, const ReloadPreviewResult& value);
+void from_json(const json& in, ReloadPreviewResult& value);
 void to_json(json& out, const ExplainResult& value);
 void from_json(const json& in, ExplainResult& value);
 

@@ -200,6 +200,8 @@ ReloadOutcome Supervisor::reload_from(config::Tree& tree, Now now,
         bool start = spec.autostart;
         if (start && !group_changed && touch(*existing).begin_replacement(now, m_actions, &spec)) {
             superseded[*existing] = true;  // replaced now: an older pending reload is moot
+            outcome.replacements.push_back(
+                ReloadReplacement{*existing, m_services[*existing]->replacement()->old_run});
             continue;
         }
         superseded[*existing] = true;
@@ -238,6 +240,78 @@ ReloadOutcome Supervisor::reload_from(config::Tree& tree, Now now,
     m_actions.push_back(EmitAction{std::move(e)});
     settle(now);
     return outcome;
+}
+
+ReloadPreview Supervisor::preview_reload(const config::Tree& tree) const {
+    ReloadPreview preview;
+    auto old_groups = groups_by_member(m_daemon);
+    auto new_groups = groups_by_member(tree.daemon);
+    std::vector<const config::ServiceSpec*> waiting(m_services.size(), nullptr);
+    for (const PendingReload& pending : m_reloads) {
+        if (pending.replacement) {
+            waiting[pending.service] = &*pending.replacement;
+        }
+    }
+    std::vector<bool> kept(m_services.size(), false);
+    for (const config::ServiceSpec& spec : tree.services) {
+        std::optional<std::size_t> existing = find(spec.name);
+        if (!existing) {
+            preview.added.push_back(spec.name);
+            continue;
+        }
+        kept[*existing] = true;
+        const Service& s = *m_services[*existing];
+        const config::GroupSpec* old_group = group_containing(old_groups, spec.name);
+        const config::GroupSpec* new_group = group_containing(new_groups, spec.name);
+        const bool group_changed = !same_group(old_group, new_group);
+        const config::ServiceSpec* next = waiting[*existing];
+        const config::ServiceSpec& current = next != nullptr ? *next : s.spec();
+        if ((current.stamp.same_parse(spec.stamp) || current == spec) && !group_changed) {
+            ++preview.unchanged;
+            continue;
+        }
+        // The decisions of reload_from(), in its order.
+        ChangedService changed{spec.name, ReloadEffect::restart, config::spec_diff(current, spec)};
+        for (config::KeyChange& key : config::group_diff(old_group, new_group)) {
+            changed.keys.push_back(std::move(key));
+        }
+        if (!group_changed && next == nullptr && only_schedule_differs(s.spec(), spec)) {
+            changed.effect = ReloadEffect::rearm;
+        } else if (spec.autostart && !group_changed && s.can_replace(&spec)) {
+            changed.effect = ReloadEffect::start_first;
+        } else if (s.has_process() || s.launch_in_flight()) {
+            changed.effect = spec.autostart ? ReloadEffect::restart : ReloadEffect::stop;
+        } else if (!spec.autostart) {
+            changed.effect = ReloadEffect::replace;
+        } else {
+            changed.effect = spec.schedule->enabled() ? ReloadEffect::rearm : ReloadEffect::start;
+        }
+        preview.changed.push_back(std::move(changed));
+    }
+    for (std::size_t i = 0; i < kept.size(); ++i) {
+        if (!m_retired[i] && !kept[i]) {
+            preview.removed.push_back(m_services[i]->name());
+        }
+    }
+    return preview;
+}
+
+std::string_view to_string(ReloadEffect effect) {
+    switch (effect) {
+        case ReloadEffect::restart:
+            return "restart";
+        case ReloadEffect::start_first:
+            return "start_first";
+        case ReloadEffect::start:
+            return "start";
+        case ReloadEffect::stop:
+            return "stop";
+        case ReloadEffect::rearm:
+            return "rearm";
+        case ReloadEffect::replace:
+            return "replace";
+    }
+    return "?";
 }
 
 void Supervisor::settle_reload(Now now) {

@@ -92,6 +92,9 @@ public:
     // definition, whose `order` decides; taken (moved from) with fresh counters only
     // when this returns true.
     bool begin_replacement(Now now, Actions& out, config::ServiceSpec* spec = nullptr);
+    // Whether begin_replacement(…, spec) would replace the run now (the same test,
+    // changing nothing): `reload --dry-run` tells a start_first restart from others.
+    bool can_replace(const config::ServiceSpec* spec = nullptr) const;
     // Reload: takes a new definition while no run exists. Counters start afresh; `run`
     // keeps counting and the tails stay.
     void replace_spec(config::ServiceSpec spec, std::optional<std::string> group);

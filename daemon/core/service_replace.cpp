@@ -9,17 +9,21 @@
 
 namespace pkit::core {
 
-bool Service::begin_replacement(Now now, Actions& out, config::ServiceSpec* spec) {
-    (void)now;
-    (void)out;
+bool Service::can_replace(const config::ServiceSpec* spec) const {
     // Runs still ending from earlier replacements may remain: only one may be waiting
     // for its successor.
     if (m_phase != Phase::running || !m_ready || m_pid == 0 || replacing() || m_no_restarts) {
         return false;
     }
     const config::ServiceSpec& next = spec != nullptr ? *spec : m_spec;
-    if (next.restart.order != config::RestartOrder::start_first ||
-        next.type != config::ServiceType::service) {
+    return next.restart.order == config::RestartOrder::start_first &&
+           next.type == config::ServiceType::service;
+}
+
+bool Service::begin_replacement(Now now, Actions& out, config::ServiceSpec* spec) {
+    (void)now;
+    (void)out;
+    if (!can_replace(spec)) {
         return false;
     }
     if (spec != nullptr) {

@@ -86,6 +86,9 @@ public:
     // request that follows it), which keeps that slot from being given away.
     ReloadOutcome reload_from(config::Tree& tree, Now now,
                               const std::function<bool(std::size_t)>& caller_holds = {});
+    // What reload(tree) would do now, changing nothing (SPEC §21, `reload --dry-run`):
+    // the same comparisons, each changed service with its differing keys and effect.
+    ReloadPreview preview_reload(const config::Tree& tree) const;
     bool shutting_down() const { return m_shutting_down; }
     // `exit_when = "all_done"` (SPEC §12): once nothing can change without an operator
     // (no service starting, running, stopping, in backoff or a storm pause, or

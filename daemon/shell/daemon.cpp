@@ -223,6 +223,8 @@ int Daemon::run() {
         log("info", proto::version_line("pkitd") + " started (pid " + std::to_string(::getpid()) +
                         ", " + std::to_string(m_supervisor.size()) + " services, socket " +
                         m_options.socket_path + ")");
+        log_load_warnings(m_options.load_warnings);
+        m_options.load_warnings.clear();
         m_supervisor.start(now());
     }
     pump();

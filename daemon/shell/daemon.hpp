@@ -71,6 +71,9 @@ struct DaemonOptions {
     // After an upgrade in place: the daemon-wide part of the state the previous pkitd
     // handed over (pkitd --resume); the supervisor the Daemon is given holds the rest.
     std::optional<upgrade::DaemonFacts> resume;
+    // The start-up load's warnings (config::LoadOptions::load_warnings), logged once
+    // pkitd has started.
+    std::vector<config::Diagnostic> load_warnings;
 };
 
 class RequestHandler;
@@ -128,6 +131,10 @@ private:
     // they were when it was asked. `done` is called from the loop, immediately when
     // pkitd is shutting down, and never after the Daemon is gone. SIGHUP calls it too.
     void reload(ReloadDone done) override;
+    // `reload --dry-run` (daemon_reload_preview.cpp): a read of its own, on its own
+    // BackgroundLoad, without the reload cache; previews asked for meanwhile share the
+    // next read.
+    void preview_reload(PreviewDone done) override;
     void request_shutdown(const std::string& why) override;
     std::optional<std::string> scale(const std::string& name, int count) override;
     // Upgrade in place (daemon_upgrade.cpp): the check of the new binary runs as a
@@ -272,8 +279,14 @@ private:
     void close_cgroups();
     // The reload steps (daemon_reload.cpp): a read for `waiting`, and its result applied.
     void start_reload(std::vector<ReloadDone> waiting);
-    void finish_reload(config::LoadResult tree, const std::vector<ReloadDone>& waiting);
+    void finish_reload(config::LoadResult tree, const std::vector<ReloadDone>& waiting,
+                       const std::vector<config::Diagnostic>& warnings);
     ReloadResult apply_reload(config::LoadResult tree);
+    // Logs a load's warnings, each line beginning "FILE:LINE:COL: warning:" (SPEC §21).
+    void log_load_warnings(const std::vector<config::Diagnostic>& warnings);
+    // The preview's steps (daemon_reload_preview.cpp).
+    void start_preview(std::vector<PreviewDone> waiting);
+    PreviewResult preview_tree(config::LoadResult tree);
     // A new tree on the Supervisor (a reload's or a scale's), and the shell around it.
     // With `sockets` (a reload's), the [[listen]] sockets of the new tree are committed.
     core::ReloadOutcome apply_tree(config::Tree tree,
@@ -401,8 +414,12 @@ private:
     // Per service: what became of its [resources] when last applied, for `status`
     // (null: no key set, or not applied yet).
     std::vector<std::optional<proto::ResourceLimitsInfo>> m_limit_reports;
+    // Previews asked for while m_previewing reads: served by the next read.
+    std::vector<PreviewDone> m_preview_next;
     // The reload's read in the background; last, so that it is detached first.
     BackgroundLoad m_loading{m_loop};
+    // `reload --dry-run`'s read, apart from the reload's.
+    BackgroundLoad m_previewing{m_loop};
 };
 
 }  // namespace pkit::shell

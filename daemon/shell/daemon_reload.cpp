@@ -8,6 +8,7 @@
 //     each waiting `done`; then one read for m_reload_next, if any
 
 #include <exception>
+#include <memory>
 
 #include "daemon/shell/cgroup/cgroup_limits.hpp"
 #include "daemon/shell/control/request_handler.hpp"
@@ -48,10 +49,15 @@ void Daemon::start_reload(std::vector<ReloadDone> waiting) {
     // systemd hears RELOADING=1 when a read starts and READY=1 once it is applied,
     // whatever its outcome: an invalid tree changes nothing.
     m_systemd.reloading();
-    // Copies of what the worker needs: the loop's state is never shared with it.
-    auto started = m_loading.start(
-        m_options.config_dir, config::default_load_options(), m_options.load_cache,
-        [this, waiting](config::LoadResult tree) { finish_reload(std::move(tree), waiting); });
+    // Copies of what the worker needs: the loop's state is never shared with it. The
+    // warnings are the job's, written by the worker and read on the loop once it is done.
+    auto warnings = std::make_shared<std::vector<config::Diagnostic>>();
+    config::LoadOptions options = config::default_load_options();
+    options.load_warnings = warnings.get();
+    auto started = m_loading.start(m_options.config_dir, options, m_options.load_cache,
+                                   [this, waiting, warnings](config::LoadResult tree) {
+                                       finish_reload(std::move(tree), waiting, *warnings);
+                                   });
     if (!started) {
         std::string why = "cannot start reading the configuration: " + started.error();
         log("error", "reload: " + why);
@@ -60,7 +66,8 @@ void Daemon::start_reload(std::vector<ReloadDone> waiting) {
     }
 }
 
-void Daemon::finish_reload(config::LoadResult tree, const std::vector<ReloadDone>& waiting) {
+void Daemon::finish_reload(config::LoadResult tree, const std::vector<ReloadDone>& waiting,
+                           const std::vector<config::Diagnostic>& warnings) {
     if (tree && m_options.load_cache) {
         // What the read cost: the files parsed again, the rest known unchanged.
         const config::LoadCache::Work work = m_options.load_cache->last_work();
@@ -69,7 +76,15 @@ void Daemon::finish_reload(config::LoadResult tree, const std::vector<ReloadDone
     }
     ReloadResult result;
     try {
+        if (tree) {
+            log_load_warnings(warnings);  // about the files, before what applying them logs
+        }
         result = apply_reload(std::move(tree));
+        if (result) {
+            for (const config::Diagnostic& warning : warnings) {
+                result->warnings.push_back(warning.to_string());
+            }
+        }
     } catch (const std::exception& e) {
         // Only resource exhaustion; the reply says so rather than leaving it unanswered.
         result = std::unexpected(std::string("reload failed: ") + e.what());
@@ -126,7 +141,17 @@ Daemon::ReloadResult Daemon::apply_reload(config::LoadResult tree) {
         log("warning", "reload: a changed socket is ignored until pkitd restarts");
     }
     keep_scaled_counts(*tree);
-    return apply_tree(std::move(*tree), std::move(*sockets));
+    return ReloadReport{apply_tree(std::move(*tree), std::move(*sockets)), {}};
+}
+
+void Daemon::log_load_warnings(const std::vector<config::Diagnostic>& warnings) {
+    for (const config::Diagnostic& warning : warnings) {
+        if (m_options.log_format == LogFormat::json) {
+            log("warning", warning.to_string());
+        } else {
+            m_stderr.write_line(warning.to_string());
+        }
+    }
 }
 
 core::ReloadOutcome Daemon::apply_tree(config::Tree tree,

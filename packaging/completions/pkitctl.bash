@@ -131,13 +131,14 @@ _pkitctl() {
         logs) opts="-n --lines --previous -f --follow --stream -t --timestamps --since" ;;
         events) opts="--service --type" ;;
         upgrade) opts="--binary" ;;
+        reload) opts="--dry-run --no-wait" ;;
         check)
             if [[ $cur != -* ]]; then
                 mapfile -t COMPREPLY < <(compgen -d -- "$cur")
                 return
             fi
             ;;
-        show | health | explain | reload | shutdown) ;;
+        show | health | explain | shutdown) ;;
         *) return ;;
     esac
     if [[ $cur == -* ]]; then

@@ -118,6 +118,8 @@ complete -c pkitctl -n "__pkitctl_using status" -l state -x \
 complete -c pkitctl -n "__pkitctl_using top" -l interval -x -d 'how often to refresh'
 complete -c pkitctl -n "__pkitctl_using start stop restart pause resume wait" -l all -d 'every service'
 complete -c pkitctl -n "__pkitctl_using stop restart" -l no-block -d 'return at once'
+complete -c pkitctl -n "__pkitctl_using reload" -l dry-run -d 'show what a reload would change, changing nothing'
+complete -c pkitctl -n "__pkitctl_using reload" -l no-wait -d 'return before the start_first replacements are ready'
 complete -c pkitctl -n "__pkitctl_using wait" -l for -x -a 'ready done stopped' -d 'the condition'
 complete -c pkitctl -n "__pkitctl_using wait" -l within -x -d 'a duration'
 complete -c pkitctl -n "__pkitctl_using signal" -l group -d 'the whole process group'

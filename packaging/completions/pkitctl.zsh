@@ -136,8 +136,10 @@ _pkitctl() {
                     "--since:only lines newer than this") ;;
         events) opts=("--service:only this service's events" "--type:only events of this type") ;;
         upgrade) opts=("--binary:the new pkitd") ;;
+        reload) opts=("--dry-run:show what a reload would change, changing nothing"
+                      "--no-wait:return before the start_first replacements are ready") ;;
         check) [[ $cur != -* ]] && { _files -/; return } ;;
-        show|health|explain|reload|shutdown) ;;
+        show|health|explain|shutdown) ;;
         *) return 1 ;;
     esac
     if [[ $cur == -* ]]; then

@@ -160,6 +160,9 @@ TEST_CASE("completions: bash, zsh and fish offer a live service, signals, comman
         CHECK(offers(bash_complete({ctl, "resume", "--"}), "--all"));
         CHECK(offers(bash_complete({ctl, "status", "--state", "pa"}), "paused"));
         CHECK(offers(bash_complete({ctl, "events", "--type", "res"}), "resumed"));
+        auto reload = bash_complete({ctl, "reload", "--"});
+        CHECK(offers(reload, "--dry-run"));
+        CHECK(offers(reload, "--no-wait"));
     }
     SUBCASE("zsh") {
         if (program_path("zsh").empty()) {
@@ -190,6 +193,9 @@ TEST_CASE("completions: bash, zsh and fish offer a live service, signals, comman
         CHECK(offers(commands, "resume"));
         CHECK(offers(zsh_complete(dir, {ctl, "--socket", pkitd.socket(), "resume", ""}), "webapp"));
         CHECK(offers(zsh_complete(dir, {ctl, "status", "--state", ""}), "paused"));
+        auto reload = zsh_complete(dir, {ctl, "reload", "--"});
+        CHECK(offers(reload, "--dry-run"));
+        CHECK(offers(reload, "--no-wait"));
     }
     SUBCASE("fish") {
         if (program_path("fish").empty()) {
@@ -216,6 +222,9 @@ TEST_CASE("completions: bash, zsh and fish offer a live service, signals, comman
         CHECK(offers(commands, "resume"));
         CHECK(offers(fish_complete(ctl + " --socket " + pkitd.socket() + " pause "), "webapp"));
         CHECK(offers(fish_complete(ctl + " status --state "), "paused"));
+        auto reload = fish_complete(ctl + " reload --");
+        CHECK(offers(reload, "--dry-run"));
+        CHECK(offers(reload, "--no-wait"));
     }
     CHECK(pkitd.stop() == 0);
 }

@@ -19,9 +19,22 @@ namespace pkit::shell {
 
 class DaemonPort {
 public:
-    // The outcome of a reload (SPEC §8): what changed, or every positioned problem.
-    using ReloadResult = std::expected<core::ReloadOutcome, std::string>;
+    // The outcome of a reload (SPEC §8): what changed and the load's warnings (each
+    // "FILE:LINE:COL: warning: ..."), or every positioned problem, one a line.
+    struct ReloadReport {
+        core::ReloadOutcome outcome;
+        std::vector<std::string> warnings;
+    };
+    using ReloadResult = std::expected<ReloadReport, std::string>;
     using ReloadDone = std::function<void(const ReloadResult&)>;
+    // What a reload would do now (SPEC §21, `reload --dry-run`), or the problems it
+    // would refuse the tree for.
+    struct PreviewReport {
+        core::ReloadPreview preview;
+        std::vector<std::string> warnings;
+    };
+    using PreviewResult = std::expected<PreviewReport, std::string>;
+    using PreviewDone = std::function<void(const PreviewResult&)>;
 
     // The Supervisor as it is; reading never waits for anything (a run still between
     // fork and exec shows as starting, without a pid).
@@ -55,6 +68,10 @@ public:
     virtual void wake_at(core::TimePoint deadline) = 0;
     // The daemon's reload; `done` is called on the loop, never after the daemon is gone.
     virtual void reload(ReloadDone done) = 0;
+    // The tree read as reload() reads it, compared with what runs, and nothing applied
+    // or kept: not the files' parses (the reload cache), not a socket. `done` as for
+    // reload().
+    virtual void preview_reload(PreviewDone done) = 0;
     virtual void request_shutdown(const std::string& why) = 0;
     // SPEC §13: sets the instances of `name` (a file with instances > 1, checked by the
     // caller) to `count`, starting the missing ones and stopping and removing the

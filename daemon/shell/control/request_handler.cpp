@@ -220,6 +220,9 @@ void RequestHandler::on_request(ConnectionId connection, proto::Request request)
         case Command::reload:
             handle_reload(connection, request);
             return;
+        case Command::reload_preview:
+            handle_reload_preview(connection, request);
+            return;
         case Command::wait:
             handle_wait(connection, request);
             return;

@@ -6,8 +6,8 @@
 //
 // One file a request family: request_handler.cpp (the dispatch, targets, access),
 // request_handler_read.cpp (status, logs, explain), request_handler_command.cpp
-// (start, stop, restart, signal, reload), request_handler_wait.cpp (wait) and
-// request_handler_stream.cpp (events, logs --follow).
+// (start, stop, restart, signal), request_handler_reload.cpp (reload, its dry run),
+// request_handler_wait.cpp (wait) and request_handler_stream.cpp (events, logs --follow).
 
 #include <uv.h>
 
@@ -87,7 +87,9 @@ private:
     // request_handler_command.cpp
     void handle_control(ConnectionId connection, const proto::Request& request);
     void handle_signal(ConnectionId connection, const proto::Request& request);
+    // request_handler_reload.cpp: reload, and reload_preview (SPEC §21).
     void handle_reload(ConnectionId connection, const proto::Request& request);
+    void handle_reload_preview(ConnectionId connection, const proto::Request& request);
     void handle_scale(ConnectionId connection, const proto::Request& request);
     // pause and resume (SPEC §15; request_handler_pause.cpp).
     void handle_pause(ConnectionId connection, const proto::Request& request);
@@ -110,6 +112,9 @@ private:
         std::vector<std::size_t> services;
         std::vector<std::uint64_t> runs;  // each service's run when the request came
         std::optional<std::size_t> roll;  // restart --rolling: the Supervisor's roll
+        // reload: its result, answered once the start_first replacements it began (the
+        // services, with the runs they replace) are through
+        std::shared_ptr<proto::ReloadResult> reload = nullptr;
     };
     struct Follower {
         ConnectionId connection;
@@ -122,6 +127,8 @@ private:
     // The start_first restarts of `pending` whose new run failed, in words; nullopt
     // when none did.
     std::optional<std::string> failed_replacements(const Pending& pending) const;
+    // Answers a reload's Pending: its result with each replacement's outcome.
+    void reply_reload(const Pending& pending);
     struct Wait {
         ConnectionId connection;
         proto::json id;

@@ -1,7 +1,8 @@
 // The requests that act on runs: `start`, `stop`, `restart` (answered once the runs
-// have ended, unless no_block), `signal` and `reload` (SPEC §9). Each goes to the
-// daemon as one DaemonPort::command (or reload); the replies that wait are answered
-// by check_pending(), which the daemon's pump reaches through after_pump().
+// have ended, unless no_block) and `signal` (SPEC §9). Each goes to the daemon as one
+// DaemonPort::command; the replies that wait are answered by check_pending(), which
+// the daemon's pump reaches through after_pump(). It answers the `reload` requests
+// that wait for their start_first replacements too (request_handler_reload.cpp).
 
 #include "config/values.hpp"
 #include "daemon/shell/control/request_handler.hpp"
@@ -59,8 +60,8 @@ namespace {
 const core::Replacement* replacement_of(const core::Service& s, proto::Command cmd,
                                         std::uint64_t noted_run) {
     const core::Replacement* replacement = s.replacement();
-    if (cmd != proto::Command::restart || replacement == nullptr ||
-        replacement->old_run != noted_run) {
+    const bool replaces = cmd == proto::Command::restart || cmd == proto::Command::reload;
+    if (!replaces || replacement == nullptr || replacement->old_run != noted_run) {
         return nullptr;
     }
     return replacement;
@@ -126,6 +127,10 @@ void RequestHandler::check_pending() {
         return true;
     });
     for (const Pending& p : ready) {
+        if (p.reload) {
+            reply_reload(p);
+            continue;
+        }
         if (auto failed = failed_replacements(p)) {
             reply_error(p.connection, p.id, proto::ErrorCode::restart_failed, *failed);
             continue;
@@ -155,23 +160,6 @@ void RequestHandler::handle_signal(ConnectionId connection, const proto::Request
         }
     });
     reply_ok(connection, request.id, services_json(*services));
-}
-
-// Answered when the reload has been read (on a worker thread) and applied; until
-// then the loop serves other connections, and this one's next request waits.
-void RequestHandler::handle_reload(ConnectionId connection, const proto::Request& request) {
-    m_daemon.reload([this, connection, id = request.id](const DaemonPort::ReloadResult& outcome) {
-        if (!outcome) {
-            reply_error(connection, id, proto::ErrorCode::invalid_config, outcome.error());
-            return;
-        }
-        proto::ReloadResult result;
-        result.added = outcome->added;
-        result.removed = outcome->removed;
-        result.changed = outcome->changed;
-        result.unchanged = outcome->unchanged;
-        reply_ok(connection, id, result);
-    });
 }
 
 // SPEC §13: only a file with instances > 1 scales (its names keep their "@I"); the reply

@@ -36,6 +36,7 @@ TEST_CASE("every command name parses, and unknown fields are ignored") {
     for (auto [name, command] :
          {std::pair{"ping", Command::ping}, std::pair{"status", Command::status},
           std::pair{"events", Command::events}, std::pair{"reload", Command::reload},
+          std::pair{"reload_preview", Command::reload_preview},
           std::pair{"shutdown", Command::shutdown}}) {
         auto line = json{{"cmd", name}, {"id", 7}, {"extra", {1, 2}}}.dump();
         auto parsed = parse_request(line);
@@ -223,6 +224,8 @@ TEST_CASE("requests round-trip through to_json and parse_request") {
         Request{.id = 6, .cmd = Command::events},
         Request{.id = 7, .cmd = Command::reload},
         Request{.id = 8, .cmd = Command::shutdown},
+        Request{.id = 9, .cmd = Command::reload, .no_block = true},
+        Request{.id = 10, .cmd = Command::reload_preview},
     };
     for (const auto& request : requests) {
         auto line = pkit::proto::request_line(request);

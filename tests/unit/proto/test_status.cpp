@@ -158,9 +158,40 @@ TEST_CASE("logs, reload and explain results round-trip") {
         json{{"lines", json::array()}, {"truncated", false}, {"run", nullptr}, {"state", nullptr}});
     CHECK(round_trip(none) == none);
 
-    ReloadResult reload{{"new"}, {"old"}, {"changed"}, 4};
+    ReloadResult reload{{"new"}, {"old"}, {"changed"}, 4, {}, {}};
     CHECK(json(reload)["unchanged"] == 4);
     CHECK(round_trip(reload) == reload);
+    // SPEC §21: each start_first replacement the reload began, and the files' warnings.
+    reload.replacements = {ReplacementResult{"web", false, "run 2 exited with code 3"},
+                           ReplacementResult{"api", true, std::nullopt},
+                           ReplacementResult{"db", std::nullopt, std::nullopt}};
+    reload.warnings = {"services/web.toml:8:1: warning: ready.http: ..."};
+    CHECK(json(reload)["replacements"][0] ==
+          json{{"service", "web"}, {"ok", false}, {"reason", "run 2 exited with code 3"}});
+    CHECK(json(reload)["replacements"][2] ==
+          json{{"service", "db"}, {"ok", nullptr}, {"reason", nullptr}});
+    CHECK(round_trip(reload) == reload);
+    // An older pkitd's reply has neither.
+    CHECK(json{{"added", json::array()},
+               {"removed", json::array()},
+               {"changed", json::array()},
+               {"unchanged", 1}}
+              .get<ReloadResult>()
+              .replacements.empty());
+
+    ReloadPreviewResult preview{
+        {"new"},
+        {"old"},
+        {ChangedServiceResult{"web",
+                              "start_first",
+                              true,
+                              {KeyChangeResult{"ready.http", "\"http://x/\"", std::nullopt}}}},
+        2,
+        {}};
+    CHECK(json(preview)["dry_run"] == true);
+    CHECK(json(preview)["changed"][0]["keys"][0] ==
+          json{{"key", "ready.http"}, {"old", "\"http://x/\""}, {"new", nullptr}});
+    CHECK(round_trip(preview) == preview);
 
     ExplainResult explain{"running since 3s", json{{"step", 2}}};
     CHECK(round_trip(explain) == explain);
