@@ -168,3 +168,34 @@ TEST_CASE("an upgrade is not refused while crash loops relaunch their services")
     }
     CHECK(pkitd.stop() == 0);
 }
+
+TEST_CASE("an upgrade to a pkitd that reads no format newer than 2 hands no client over") {
+    TempDir dir;
+    dir.service("web", runner_toml());
+    Daemon pkitd(dir);
+    pkitd.wait_ready();
+    Client client = pkitd.client();
+    const json web = wait_running(client, "web")["pid"];
+    // An older pkitd, as its check describes it: no trial, state format 2.
+    const std::string older = dir.script(
+        "older", "case \" $* \" in\n  *\" --upgrade-check \"*)\n    echo 'pkitd 0.1.9'\n"
+                 "    echo 'state-format 1 2'\n    exit 0\n    ;;\nesac\nexec " +
+                     std::string(PKITD_BIN) + " \"$@\"\n");
+    Client idle = pkitd.client();
+    REQUIRE(idle.command("ping")["ok"] == true);
+    // The answer comes before the exec; pkitctl then waits for a pkitd 0.1.9, which this
+    // one (the real binary behind the wrapper) never says it is.
+    CommandResult done = upgrade_trying(pkitd, {"--binary", older, "--timeout", "3s"}, 30s);
+    CHECK(done.exit_code == 4);
+    CHECK_MESSAGE(done.err.find("did not come back as version 0.1.9") != std::string::npos,
+                  done.all());
+    CHECK(pkitd.log().find("(format 2) handed over") != std::string::npos);
+    CHECK(pkitd.log().find("tries the state") == std::string::npos);
+    // The idle connection ended at the exec, as it did with such a pkitd.
+    CHECK_FALSE(idle.read_line(Clock::now() + 10s).has_value());
+    CHECK(idle.eof());
+    Client after = pkitd.client();
+    CHECK(status(after, "web")["pid"] == web);
+    CHECK(pkitd.log().find("upgraded from") != std::string::npos);
+    CHECK(pkitd.stop() == 0);
+}

@@ -20,6 +20,8 @@ struct CarriedConnection {
     std::string input;       // bytes received and not handed to the handler yet
     std::string output;      // replies queued and not written yet (a partial write's rest first)
     std::string request;     // the line of the request awaiting its reply; empty: none
+
+    bool operator==(const CarriedConnection&) const = default;
 };
 
 // What the request in flight waits for, as the request handler knows it.
@@ -40,6 +42,8 @@ struct CarriedClient {
     std::vector<std::uint64_t> marks;
     // wait: its deadline, in nanoseconds from the hand-over.
     std::int64_t deadline_ns = 0;
+
+    bool operator==(const CarriedClient&) const = default;
 };
 
 }  // namespace pkit::shell
