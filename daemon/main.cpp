@@ -10,6 +10,7 @@
 #include <unistd.h>
 
 #include <CLI/CLI.hpp>
+#include <algorithm>
 #include <cerrno>
 #include <cstdio>
 #include <cstdlib>
@@ -37,6 +38,7 @@ struct Options {
     std::string log_format = "text";
     bool version = false;
     bool upgrade_check = false;
+    int state_fd = -1;  // --upgrade-check --state FD: the trial of an upgrade in place
     int resume_fd = -1;
 };
 
@@ -132,19 +134,52 @@ std::expected<pkit::proto::JsonTree, std::string> read_state(int fd) {
     return doc;
 }
 
-// Closes every descriptor above stderr: what a previous pkitd left open that this one
-// will not adopt (its listeners, its runs' pipes, its records' lock).
-void close_inherited() {
+// Closes every descriptor above stderr but those of `keep`: what a previous pkitd left
+// open that this one will not adopt (its listeners, its runs' pipes, its records' lock).
+void close_inherited(const std::vector<int>& keep = {}) {
     std::vector<int> open;
     std::error_code error;
     for (const auto& entry : std::filesystem::directory_iterator("/proc/self/fd", error)) {
         int fd = std::atoi(entry.path().filename().c_str());
-        if (fd > 2) {
+        if (fd > 2 && std::find(keep.begin(), keep.end(), fd) == keep.end()) {
             open.push_back(fd);
         }
     }
     for (int fd : open) {
         ::close(fd);
+    }
+}
+
+// What a pkitd that cannot resume a handed-over state still takes over, when the state's
+// daemon-wide part can be read: its listening control socket and its clients, so that
+// none is cut off and the upgrade's own request is answered (with every service started
+// afresh).
+std::optional<pkit::shell::upgrade::Takeover> salvage(
+    const std::expected<pkit::proto::JsonTree, std::string>& state) {
+    if (!state) {
+        return std::nullopt;
+    }
+    auto facts = pkit::shell::upgrade::read_facts(*state);
+    if (!facts) {
+        return std::nullopt;
+    }
+    pkit::shell::upgrade::Takeover takeover;
+    takeover.from_scratch = true;
+    takeover.from_version = facts->from_version;
+    takeover.clients = std::move(facts->clients);
+    for (const auto& kept : facts->fds) {
+        if (kept.role == "control") {
+            takeover.control_fd = kept.fd;
+        }
+    }
+    return takeover;
+}
+
+// A descriptor handed over through the exec, close-on-exec again: no service inherits it.
+void set_cloexec(int fd) {
+    int flags = ::fcntl(fd, F_GETFD);
+    if (flags >= 0) {
+        ::fcntl(fd, F_SETFD, flags | FD_CLOEXEC);
     }
 }
 
@@ -184,6 +219,31 @@ int configuration_errors(const std::string& dir,
     std::cerr << "pkitd: " << errors.size() << " configuration error"
               << (errors.size() == 1 ? "" : "s") << " in " << dir << '\n';
     return 2;
+}
+
+// `--upgrade-check --state FD` (SPEC §16): the trial a pkitd runs on the binary it
+// upgrades to, before its exec. Reads the state in FD whole, with the configuration,
+// and builds every service from it as --resume would, touching no process, socket or
+// file. Exit 0 when it could; else why not on stderr, and 1 (2 for the configuration).
+int try_resume(const Options& options) {
+    std::string dir =
+        options.config_dir.empty() ? env_or("PKIT_CONFIG", "/etc/pkit") : options.config_dir;
+    auto state = read_state(options.state_fd);
+    auto tree = pkit::config::load_tree(dir, pkit::config::default_load_options(), nullptr);
+    if (!tree) {
+        return configuration_errors(dir, tree.error());
+    }
+    if (auto errors = pkit::shell::required_limit_errors(*tree, "/proc/self"); !errors.empty()) {
+        return configuration_errors(dir, errors);
+    }
+    auto resumed = resume_from(state, std::move(*tree));
+    if (!resumed) {
+        std::cerr << "pkitd: cannot resume this state: " << resumed.error() << '\n';
+        return 1;
+    }
+    std::cout << "pkitd " << pkit::proto::version() << "\nresumes " << resumed->supervisor.size()
+              << " services and " << resumed->facts.clients.size() << " clients\n";
+    return 0;
 }
 
 int run(const Options& options, pkit::shell::SystemdEnvironment systemd) {
@@ -242,21 +302,34 @@ int run(const Options& options, pkit::shell::SystemdEnvironment systemd) {
     daemon_options.load_warnings = std::move(load_warnings);
     std::optional<pkit::core::Supervisor> resumed;
     if (options.resume_fd >= 0) {
-        auto prepared = resume_from(state.get(), std::move(*tree));
+        const auto state_read = state.get();
+        auto prepared = resume_from(state_read, std::move(*tree));
         if (prepared) {
             resumed.emplace(std::move(prepared->supervisor));
             daemon_options.resume = std::move(prepared->facts);
         } else {
-            // Nothing is adopted: the listeners are bound again and the runs the
-            // records name are ended before every service starts afresh, with the
-            // files' own counts of instances.
+            // No run is adopted: the listeners are bound again and the runs the records
+            // name are ended before every service starts afresh, with the files' own
+            // counts of instances. Only the control socket and its clients are taken
+            // over, when the state says which they are.
             std::cerr << "pkitd: cannot resume from the state the previous pkitd handed over: "
                       << prepared.error()
                       << "; ending the runs it left and starting every service afresh\n";
+            daemon_options.salvage = salvage(state_read);
+            std::vector<int> keep;
+            if (daemon_options.salvage) {
+                keep.push_back(daemon_options.salvage->control_fd);
+                for (const auto& client : daemon_options.salvage->clients) {
+                    keep.push_back(client.connection.fd);
+                }
+                for (int fd : keep) {
+                    set_cloexec(fd);
+                }
+            }
             // A cache afresh first: the old one closes its watch's descriptor itself, and
             // an empty one holds none.
             daemon_options.load_cache = std::make_shared<pkit::config::LoadCache>();
-            close_inherited();
+            close_inherited(keep);
             tree = pkit::config::load_tree(dir, pkit::config::default_load_options(),
                                            daemon_options.load_cache.get());
             if (!tree) {
@@ -337,9 +410,17 @@ int main(int argc, char** argv) {
         ->check(CLI::IsMember({"text", "json"}))
         ->option_text("text|json");
     app.add_flag("--version", options.version, "print the version and exit");
-    app.add_flag("--upgrade-check", options.upgrade_check,
-                 "print the version and the state formats this pkitd resumes from, and exit "
-                 "(run by `pkitctl upgrade` on the new binary)");
+    auto* upgrade_check =
+        app.add_flag("--upgrade-check", options.upgrade_check,
+                     "print the version and the state formats this pkitd resumes from, and exit "
+                     "(run by `pkitctl upgrade` on the new binary)");
+    app.add_option("--state", options.state_fd,
+                   "with --upgrade-check: read the state in descriptor FD and build every "
+                   "service from it as --resume would, touching nothing; exit 0 if it can "
+                   "(the trial an upgrade runs before its exec)")
+        ->option_text("FD")
+        ->check(CLI::NonNegativeNumber)
+        ->needs(upgrade_check);
     app.add_option("--resume", options.resume_fd,
                    "take over from the pkitd that handed its state over in descriptor FD "
                    "(an upgrade in place; pkitd(8))")
@@ -357,6 +438,14 @@ int main(int argc, char** argv) {
         return code == 0 ? 0 : 2;
     }
     auto systemd = take_systemd_environment();
+    if (options.upgrade_check && options.state_fd >= 0) {
+        try {
+            return try_resume(options);
+        } catch (const std::exception& e) {
+            std::cerr << "pkitd: cannot resume this state: " << e.what() << '\n';
+            return 1;
+        }
+    }
     if (options.upgrade_check) {
         std::cout << "pkitd " << pkit::proto::version() << "\nstate-format";
         for (int v = pkit::core::k_oldest_state_version; v <= pkit::core::k_state_version; ++v) {

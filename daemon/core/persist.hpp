@@ -40,8 +40,9 @@ namespace pkit::core {
 
 // The version of the state file this pkitd writes, and the oldest it still reads
 // (`pkitd --upgrade-check` lists them all). Version 2 added a paused run's record,
-// an exit's oom_killed and a service's oom_kills (SPEC §15), and the counts `scale` set.
-inline constexpr int k_state_version = 2;
+// an exit's oom_killed and a service's oom_kills (SPEC §15), and the counts `scale` set;
+// version 3 the client connections (the shell's part alone).
+inline constexpr int k_state_version = 3;
 inline constexpr int k_oldest_state_version = 1;
 
 template <class Archive>

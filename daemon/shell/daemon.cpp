@@ -177,7 +177,23 @@ int Daemon::run() {
         m_signals.push_back(std::move(handle));
     }
     const bool resumed = m_control != nullptr;
-    if (!resumed) {
+    if (!resumed && m_options.salvage) {
+        // An upgrade whose state could not be resumed: the listening socket and the
+        // clients are still taken over (every service starts afresh).
+        if (m_options.salvage->control_fd >= 0) {
+            auto control = RequestHandler::adopt(m_loop, m_options.socket_path,
+                                                 static_cast<DaemonPort&>(*this),
+                                                 m_options.salvage->control_fd);
+            if (control) {
+                m_control = std::move(*control);
+            } else {
+                log("error", control.error());
+            }
+        }
+        m_takeover = std::move(m_options.salvage);
+        m_options.salvage.reset();
+    }
+    if (!m_control) {
         auto control =
             RequestHandler::open(m_loop, m_options.socket_path, static_cast<DaemonPort&>(*this));
         if (!control) {
@@ -227,6 +243,7 @@ int Daemon::run() {
         m_options.load_warnings.clear();
         m_supervisor.start(now());
     }
+    take_clients_over();
     pump();
     // The socket accepts and the autostart services are launched: systemd may go on.
     m_systemd.ready(status_summary(m_supervisor));
@@ -389,7 +406,7 @@ bool Daemon::knows_pid(pid_t pid) const {
 }
 
 void Daemon::handle_exit(pid_t pid, int wait_status, bool may_hold) {
-    if (on_upgrade_check(pid, wait_status)) {
+    if (on_upgrade_child(pid, wait_status)) {
         return;
     }
     if (m_launches.on_exit(pid)) {

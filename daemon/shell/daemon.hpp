@@ -45,6 +45,7 @@
 #include "daemon/shell/launch/spawner.hpp"
 #include "daemon/shell/listen/listen_sockets.hpp"
 #include "daemon/shell/probes/probe_runner.hpp"
+#include "daemon/shell/upgrade/attempt.hpp"
 #include "daemon/shell/upgrade/state_file.hpp"
 #include "daemon/shell/uv_handle.hpp"
 
@@ -74,6 +75,9 @@ struct DaemonOptions {
     // The start-up load's warnings (config::LoadOptions::load_warnings), logged once
     // pkitd has started.
     std::vector<config::Diagnostic> load_warnings;
+    // After an upgrade in place whose state could not be resumed (every service starts
+    // afresh): what this pkitd still takes over, the control socket and its clients.
+    std::optional<upgrade::Takeover> salvage;
 };
 
 class RequestHandler;
@@ -137,20 +141,32 @@ private:
     void preview_reload(PreviewDone done) override;
     void request_shutdown(const std::string& why) override;
     std::optional<std::string> scale(const std::string& name, int count) override;
-    // Upgrade in place (daemon_upgrade.cpp): the check of the new binary runs as a
-    // child whose exit the reaper hands to on_upgrade_check(); then hand_over() writes
-    // the state and execs, at the turn after the reply.
+    // Upgrade in place (daemon_upgrade.cpp; the steps in upgrade/attempt.hpp): the
+    // check and the trial of the new binary run as children whose exits the reaper hands
+    // to on_upgrade_child(); then hand_over() writes the state and execs.
     void upgrade(std::string binary, UpgradeDone done) override;
-    std::optional<std::string> busy_for_upgrade() const;
-    bool on_upgrade_check(pid_t pid, int wait_status);
+    // Why pkitd cannot hand over now, if it cannot: launches in flight are resolved
+    // first, so that a run being launched is waited for, not a reason.
+    std::optional<std::string> busy_for_upgrade();
+    bool on_upgrade_child(pid_t pid, int wait_status);
+    void on_upgrade_checked(const upgrade::CheckChild::Outcome& outcome);
     void on_upgrade_config(const config::LoadResult& tree);
+    void on_upgrade_tried(const upgrade::CheckChild::Outcome& outcome);
     void hand_over();
+    // Ends the upgrade under way: logged, and its request answered with `why`.
+    void fail_upgrade(const std::string& why);
+    // The state document in `format`, as the hand-over would write it now; `kept` gets
+    // every descriptor it names (with the clients' from format 3 on).
+    std::string upgrade_state(int format, std::vector<int>& kept);
     upgrade::DaemonFacts hand_over_facts(std::vector<int>& kept);
     // The counts `scale` set (m_scaled), as the state carries them.
     std::vector<upgrade::ScaledFact> scaled_facts() const;
     // Rebuilds what the previous pkitd handed over beside the supervisor's state: its
     // sockets, run pipes and leftovers adopted. Before the reaper's first batch.
-    void resume(const upgrade::DaemonFacts& facts);
+    void resume(upgrade::DaemonFacts& facts);
+    // After an upgrade: the carried clients taken over and the upgrade's request
+    // answered (m_takeover), before the first pump.
+    void take_clients_over();
 
     // Spawns every deferred run, waits for the Spawner to have cloned every run submitted,
     // then resolves every launch in flight, blocking until each child has exec'd or failed.
@@ -379,29 +395,10 @@ private:
         std::size_t count = 0;
     };
     std::map<std::string, Scaled, std::less<>> m_scaled;
-    // The check of an upgrade's binary in progress: its child, the pipe its stdout goes
-    // to, its deadline, and the turn that hands over after the reply.
-    struct UpgradeCheck {
-        std::string binary;
-        UpgradeDone done;
-        pid_t pid = 0;
-        int out = -1;
-        std::string output;
-        Timer timeout;
-        NextTurn hand_over;
-        std::string to_version;
-
-        UpgradeCheck(uv_loop_t* loop, std::function<void()> on_hand_over)
-            : timeout(loop), hand_over(loop, std::move(on_hand_over)) {}
-        ~UpgradeCheck() {
-            if (out >= 0) {
-                ::close(out);
-            }
-        }
-        UpgradeCheck(const UpgradeCheck&) = delete;
-        UpgradeCheck& operator=(const UpgradeCheck&) = delete;
-    };
-    std::unique_ptr<UpgradeCheck> m_upgrade;
+    // The upgrade under way, if any.
+    std::unique_ptr<upgrade::Attempt> m_upgrade;
+    // After an upgrade in place, until run() takes them over: the clients carried.
+    std::optional<upgrade::Takeover> m_takeover;
     // Reloads asked for while m_loading reads: served by the next read.
     std::vector<ReloadDone> m_reload_next;
     // pkitd's cgroup (SPEC §15): the choice made at start-up, and with cgroups the tree

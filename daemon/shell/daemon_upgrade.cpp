@@ -1,10 +1,10 @@
-// Upgrading pkitd in place (SPEC §16): the check of the new binary, the hand-over
-// (state into a memory file, the kept descriptors left open, execve) and, in the new
-// pkitd, the resume that adopts them.
+// Upgrading pkitd in place (SPEC §16): the check and the trial of the new binary, the
+// hand-over (state into a memory file, the kept descriptors and the clients' left open,
+// execve) and, in the new pkitd, the resume that adopts them and answers the clients.
+// The steps are laid out in upgrade/attempt.hpp.
 
 #include <fcntl.h>
 #include <signal.h>
-#include <spawn.h>
 #include <sys/mman.h>
 #include <sys/stat.h>
 #include <sys/wait.h>
@@ -12,7 +12,6 @@
 
 #include <cerrno>
 #include <cstring>
-#include <sstream>
 
 #include "daemon/core/persist.hpp"
 #include "daemon/shell/control/request_handler.hpp"
@@ -21,16 +20,9 @@
 #include "daemon/shell/io/write_all.hpp"
 #include "proto/version.hpp"
 
-extern char** environ;
-
 namespace pkit::shell {
 
 namespace {
-
-// The check may take this long before it counts as failed.
-constexpr std::uint64_t k_check_timeout_ms = 5000;
-// Its output is read up to this much.
-constexpr std::size_t k_check_output_max = 4096;
 
 bool set_cloexec(int fd, bool on) {
     int flags = ::fcntl(fd, F_GETFD);
@@ -41,44 +33,41 @@ bool set_cloexec(int fd, bool on) {
     return ::fcntl(fd, F_SETFD, flags) == 0;
 }
 
-// What `BINARY --upgrade-check` printed: its version, and whether it reads the state
-// version this pkitd writes.
-struct CheckAnswer {
-    std::string version;
-    bool reads_ours = false;
-};
-
-CheckAnswer parse_check(const std::string& output) {
-    CheckAnswer answer;
-    std::istringstream lines(output);
-    std::string line;
-    while (std::getline(lines, line)) {
-        std::istringstream words(line);
-        std::string key;
-        words >> key;
-        if (key == "pkitd") {
-            words >> answer.version;
-        } else if (key == "state-format") {
-            int version = 0;
-            while (words >> version) {
-                answer.reads_ours = answer.reads_ours || version == core::k_state_version;
-            }
-        }
+// The state in a sealed memory file (close-on-exec, its offset at 0): neither the trial
+// nor anyone else can change it once written.
+std::expected<int, std::string> state_file(const std::string& state) {
+    int fd = ::memfd_create("pkit-state", MFD_CLOEXEC | MFD_ALLOW_SEALING);
+    if (fd < 0) {
+        return std::unexpected(std::string("cannot make a memory file: ") + std::strerror(errno));
     }
-    return answer;
+    if (write_all(fd, state) != state.size() ||
+        ::fcntl(fd, F_ADD_SEALS, F_SEAL_WRITE | F_SEAL_GROW | F_SEAL_SHRINK | F_SEAL_SEAL) != 0 ||
+        ::lseek(fd, 0, SEEK_SET) != 0) {
+        int error = errno;
+        ::close(fd);
+        return std::unexpected(std::string("cannot write the state: ") + std::strerror(error));
+    }
+    return fd;
 }
 
 }  // namespace
 
-std::optional<std::string> Daemon::busy_for_upgrade() const {
+std::optional<std::string> Daemon::busy_for_upgrade() {
+    // A run between fork and exec has no pid to hand over yet: waited for, as a command
+    // on runs does (a crash loop relaunching is no reason to refuse). What the core has
+    // decided goes out first (a restart's launch); a launch that failed at once may
+    // decide another, so a few rounds, not for ever.
+    for (int round = 0; round < 4; ++round) {
+        pump();
+        if (resolve_launches() == 0) {
+            break;
+        }
+    }
     if (auto busy = m_supervisor.busy_for_upgrade()) {
         return busy;
     }
     if (m_loading.busy() || !m_reload_next.empty()) {
         return "a reload is in progress";
-    }
-    if (m_upgrade) {
-        return "an upgrade is in progress";
     }
     // A group-mode run whose main process exited waits for its cgroup to empty; that
     // wait (at most its stop timeout) is not in the state.
@@ -86,6 +75,18 @@ std::optional<std::string> Daemon::busy_for_upgrade() const {
         return "the run of " + *held + " is ending (its cgroup is not empty yet)";
     }
     return std::nullopt;
+}
+
+void Daemon::fail_upgrade(const std::string& why) {
+    if (!m_upgrade) {
+        return;
+    }
+    log("error", "upgrade to " + m_upgrade->binary + " failed: " + why + "; nothing changed");
+    UpgradeDone done = std::move(m_upgrade->done);
+    m_upgrade.reset();
+    if (done) {
+        done(std::unexpected(why));
+    }
 }
 
 void Daemon::upgrade(std::string binary, UpgradeDone done) {
@@ -96,9 +97,11 @@ void Daemon::upgrade(std::string binary, UpgradeDone done) {
         log("error", "upgrade to " + binary + " refused: " + why);
         done(std::unexpected(why));
     };
-    // A run between fork and exec has no pid to hand over yet: wait for it, as a
-    // command on runs does.
-    resolve_launches();
+    if (m_upgrade) {
+        refuse("an upgrade is in progress; nothing changed");
+        return;
+    }
+    // Busy states first, before anything runs.
     if (auto busy = busy_for_upgrade()) {
         refuse(*busy + "; nothing changed");
         return;
@@ -116,93 +119,49 @@ void Daemon::upgrade(std::string binary, UpgradeDone done) {
         refuse(binary + " is not an executable file");
         return;
     }
-    int pipe_fds[2];
-    if (::pipe2(pipe_fds, O_CLOEXEC | O_NONBLOCK) != 0) {
-        refuse(std::string("cannot make a pipe: ") + std::strerror(errno));
+    auto attempt = std::make_unique<upgrade::Attempt>(m_loop, binary, std::move(done),
+                                                      [this] { hand_over(); });
+    auto started = attempt->child.start(
+        {binary, "--upgrade-check"}, -1, upgrade::k_check_limit,
+        [this](upgrade::CheckChild::Outcome outcome) { on_upgrade_checked(outcome); });
+    if (!started) {
+        done = std::move(attempt->done);
+        refuse(started.error());
         return;
     }
-    posix_spawn_file_actions_t actions;
-    posix_spawn_file_actions_init(&actions);
-    posix_spawn_file_actions_addopen(&actions, STDIN_FILENO, "/dev/null", O_RDONLY, 0);
-    posix_spawn_file_actions_adddup2(&actions, pipe_fds[1], STDOUT_FILENO);
-    posix_spawn_file_actions_addopen(&actions, STDERR_FILENO, "/dev/null", O_WRONLY, 0);
-    posix_spawnattr_t attributes;
-    posix_spawnattr_init(&attributes);
-    sigset_t defaults;
-    sigemptyset(&defaults);
-    sigaddset(&defaults, SIGPIPE);
-    posix_spawnattr_setsigdefault(&attributes, &defaults);
-    sigset_t none;
-    sigemptyset(&none);
-    posix_spawnattr_setsigmask(&attributes, &none);
-    posix_spawnattr_setflags(
-        &attributes, POSIX_SPAWN_SETSIGDEF | POSIX_SPAWN_SETSIGMASK | POSIX_SPAWN_SETPGROUP);
-    std::string flag = "--upgrade-check";
-    char* argv[] = {binary.data(), flag.data(), nullptr};
-    pid_t pid = 0;
-    int rc = posix_spawn(&pid, binary.c_str(), &actions, &attributes, argv, environ);
-    posix_spawn_file_actions_destroy(&actions);
-    posix_spawnattr_destroy(&attributes);
-    ::close(pipe_fds[1]);
-    if (rc != 0) {
-        ::close(pipe_fds[0]);
-        refuse("cannot run " + binary + " --upgrade-check: " + std::strerror(rc));
-        return;
-    }
-    m_upgrade = std::make_unique<UpgradeCheck>(m_loop, [this] { hand_over(); });
-    m_upgrade->binary = std::move(binary);
-    m_upgrade->done = std::move(done);
-    m_upgrade->pid = pid;
-    m_upgrade->out = pipe_fds[0];
-    m_upgrade->timeout.start(k_check_timeout_ms, [this] {
-        if (m_upgrade && m_upgrade->pid != 0) {
-            ::kill(m_upgrade->pid, SIGKILL);  // its exit ends the check, as failed
-        }
-    });
-    log("info", "upgrade: checking " + m_upgrade->binary);
+    m_upgrade = std::move(attempt);
+    log("info", "upgrade: checking " + binary);
 }
 
-bool Daemon::on_upgrade_check(pid_t pid, int wait_status) {
-    if (!m_upgrade || m_upgrade->pid != pid) {
-        return false;
+bool Daemon::on_upgrade_child(pid_t pid, int wait_status) {
+    return m_upgrade && m_upgrade->child.on_child(pid, wait_status);
+}
+
+void Daemon::on_upgrade_checked(const upgrade::CheckChild::Outcome& outcome) {
+    const std::string& binary = m_upgrade->binary;
+    if (std::string failure = outcome.failure(upgrade::k_check_limit); !failure.empty()) {
+        fail_upgrade(binary + " --upgrade-check " + failure);
+        return;
     }
-    m_upgrade->pid = 0;
-    m_upgrade->timeout.stop();
-    // The child has exited: whatever it wrote is in the pipe.
-    char buffer[1024];
-    ssize_t n = 0;
-    while (m_upgrade->output.size() < k_check_output_max &&
-           (n = ::read(m_upgrade->out, buffer, sizeof buffer)) > 0) {
-        m_upgrade->output.append(buffer, static_cast<std::size_t>(n));
-    }
-    const std::string binary = m_upgrade->binary;
-    auto fail = [&](const std::string& why) {
-        log("error", "upgrade to " + binary + " failed: " + why + "; nothing changed");
-        UpgradeDone done = std::move(m_upgrade->done);
-        m_upgrade.reset();
-        done(std::unexpected(why));
-    };
-    if (!WIFEXITED(wait_status) || WEXITSTATUS(wait_status) != 0) {
-        fail(binary + " --upgrade-check " +
-             (WIFSIGNALED(wait_status)
-                  ? std::string("was killed by ") + sigabbrev_np(WTERMSIG(wait_status)) +
-                        (WTERMSIG(wait_status) == SIGKILL ? " (no answer within 5 s)" : "")
-                  : "exited " + std::to_string(WEXITSTATUS(wait_status))));
-        return true;
-    }
-    CheckAnswer answer = parse_check(m_upgrade->output);
+    upgrade::CheckAnswer answer = upgrade::parse_check_answer(outcome.output);
     if (answer.version.empty()) {
-        fail(binary + " --upgrade-check did not say which pkitd it is");
-        return true;
+        fail_upgrade(binary + " --upgrade-check did not say which pkitd it is");
+        return;
     }
-    if (!answer.reads_ours) {
-        fail(binary + " (pkitd " + answer.version + ") does not read state format " +
-             std::to_string(core::k_state_version));
-        return true;
+    m_upgrade->format = upgrade::common_format(answer, upgrade::k_oldest_written_state_version,
+                                               core::k_state_version);
+    if (m_upgrade->format == 0) {
+        std::string formats;
+        for (int v = core::k_state_version; v >= upgrade::k_oldest_written_state_version; --v) {
+            formats += (formats.empty() ? "" : " or ") + std::to_string(v);
+        }
+        fail_upgrade(binary + " (pkitd " + answer.version + ") does not read state format " +
+                     formats);
+        return;
     }
-    if (auto busy = busy_for_upgrade(); busy && *busy != "an upgrade is in progress") {
-        fail(*busy);
-        return true;
+    if (auto busy = busy_for_upgrade()) {
+        fail_upgrade(*busy);
+        return;
     }
     m_upgrade->to_version = answer.version;
     // The next pkitd reads the configuration from disk: it must be the one running, or
@@ -211,9 +170,8 @@ bool Daemon::on_upgrade_check(pid_t pid, int wait_status) {
         m_loading.start(m_options.config_dir, config::default_load_options(), m_options.load_cache,
                         [this](config::LoadResult tree) { on_upgrade_config(tree); });
     if (!started) {
-        fail("cannot read the configuration: " + started.error());
+        fail_upgrade("cannot read the configuration: " + started.error());
     }
-    return true;
 }
 
 void Daemon::on_upgrade_config(const config::LoadResult& tree) {
@@ -257,20 +215,50 @@ void Daemon::on_upgrade_config(const config::LoadResult& tree) {
         }
     }
     if (differs) {
-        std::string why = differs->starts_with("the configuration")
-                              ? *differs
-                              : "the configuration on disk differs from the one running (" +
-                                    *differs + "): reload first, then upgrade";
-        log("error", "upgrade to " + m_upgrade->binary + " failed: " + why + "; nothing changed");
-        UpgradeDone done = std::move(m_upgrade->done);
-        m_upgrade.reset();
-        done(std::unexpected(why));
+        fail_upgrade(differs->starts_with("the configuration")
+                         ? *differs
+                         : "the configuration on disk differs from the one running (" + *differs +
+                               "): reload first, then upgrade");
         return;
     }
-    UpgradeDone done = std::move(m_upgrade->done);
-    done(std::pair{std::string(proto::version()), m_upgrade->to_version});
-    // The reply is written (or queued) now; the exec follows at the next turn.
-    m_upgrade->hand_over.schedule();
+    if (m_upgrade->format < 3) {
+        // A pkitd that reads no format with clients has no trial either: the reply comes
+        // now, before the exec, and the clients end at the exec, as they did then.
+        UpgradeDone done = std::move(m_upgrade->done);
+        m_upgrade->done = nullptr;
+        done(std::pair{std::string(proto::version()), m_upgrade->to_version});
+        m_upgrade->exec_turn.schedule();
+        return;
+    }
+    // The trial: the binary reads the state as the hand-over would write it now.
+    std::vector<int> kept;
+    auto file = state_file(upgrade_state(m_upgrade->format, kept));
+    if (!file) {
+        fail_upgrade(file.error());
+        return;
+    }
+    const std::string binary = m_upgrade->binary;
+    auto started = m_upgrade->child.start(
+        {binary, "--upgrade-check", "--state", "3", "--config", m_options.config_dir}, *file,
+        upgrade::k_trial_limit,
+        [this](upgrade::CheckChild::Outcome outcome) { on_upgrade_tried(outcome); });
+    ::close(*file);
+    if (!started) {
+        fail_upgrade(started.error());
+        return;
+    }
+    log("info", "upgrade: " + binary + " tries the state");
+}
+
+void Daemon::on_upgrade_tried(const upgrade::CheckChild::Outcome& outcome) {
+    if (std::string failure = outcome.failure(upgrade::k_trial_limit); !failure.empty()) {
+        std::string said = upgrade::output_words(outcome.output);
+        fail_upgrade(m_upgrade->binary + " cannot resume this pkitd's state: its trial " + failure +
+                     (said.empty() ? "" : ": " + said));
+        return;
+    }
+    // Reported at a turn of its own (CheckChild), out of any batch: the exec goes now.
+    hand_over();
 }
 
 std::vector<upgrade::ScaledFact> Daemon::scaled_facts() const {
@@ -341,33 +329,48 @@ upgrade::DaemonFacts Daemon::hand_over_facts(std::vector<int>& kept) {
     return facts;
 }
 
+std::string Daemon::upgrade_state(int format, std::vector<int>& kept) {
+    upgrade::DaemonFacts facts = hand_over_facts(kept);
+    const core::TimePoint at = now().mono;
+    if (format >= 3 && m_control) {
+        facts.clients = m_control->carry(at);
+        for (const CarriedClient& client : facts.clients) {
+            kept.push_back(client.connection.fd);
+        }
+    }
+    return upgrade::write_state(m_supervisor, facts, at, format);
+}
+
 void Daemon::hand_over() {
     if (!m_upgrade) {
         return;
     }
     const std::string binary = m_upgrade->binary;
     const std::string to = m_upgrade->to_version;
-    m_upgrade.reset();
-    // Every run the core may name has its pid: launches in flight are resolved.
-    resolve_launches();
+    // Every run the core may name has its pid: launches in flight are resolved (by
+    // busy_for_upgrade), and the stop signals still paced go now.
+    auto busy = busy_for_upgrade();
     m_signal_pace.flush();  // the next pkitd knows nothing of signals still waiting
-    if (auto busy = busy_for_upgrade()) {
-        log("error", "upgrade to " + binary + " abandoned: " + *busy + "; nothing changed");
-        return;
-    }
-    std::vector<int> kept;
-    upgrade::DaemonFacts facts = hand_over_facts(kept);
-    const core::TimePoint at = now().mono;
-    std::string state = upgrade::write_state(m_supervisor, facts, at);
-    int memfd = ::memfd_create("pkit-state", 0);  // not close-on-exec: the next pkitd reads it
-    if (memfd < 0 || write_all(memfd, state) != state.size() || ::lseek(memfd, 0, SEEK_SET) != 0) {
-        log("error", "upgrade to " + binary + " abandoned: cannot write the state: " +
-                         std::strerror(errno) + "; nothing changed");
-        if (memfd >= 0) {
-            ::close(memfd);
+    if (busy) {
+        if (!m_upgrade->done) {
+            // Answered already (a next pkitd without clients carried): only logged.
+            log("error", "upgrade to " + binary + " abandoned: " + *busy + "; nothing changed");
+            m_upgrade.reset();
+            return;
         }
+        fail_upgrade(*busy);
         return;
     }
+    // From here to the exec nothing returns to the loop: no connection is accepted (new
+    // ones wait in the listening socket's backlog for the next pkitd), no request read.
+    std::vector<int> kept;
+    std::string state = upgrade_state(m_upgrade->format, kept);
+    auto memfd = state_file(state);
+    if (!memfd) {
+        fail_upgrade(memfd.error());
+        return;
+    }
+    kept.push_back(*memfd);
     for (int fd : kept) {
         set_cloexec(fd, false);
     }
@@ -379,7 +382,7 @@ void Daemon::hand_over() {
                                      "--log-format",
                                      m_options.log_format == LogFormat::json ? "json" : "text",
                                      "--resume",
-                                     std::to_string(memfd)};
+                                     std::to_string(*memfd)};
     std::vector<char*> argv;
     for (std::string& arg : args) {
         argv.push_back(arg.data());
@@ -394,9 +397,10 @@ void Daemon::hand_over() {
         ::setenv("WATCHDOG_USEC", std::to_string(systemd.watchdog->count()).c_str(), 1);
         ::setenv("WATCHDOG_PID", std::to_string(::getpid()).c_str(), 1);
     }
-    log("info", "upgrading to pkitd " + to + " (" + binary + "): " + std::to_string(kept.size()) +
-                    " descriptors and " + std::to_string(state.size()) +
-                    " bytes of state handed over");
+    log("info", "upgrading to pkitd " + to + " (" + binary +
+                    "): " + std::to_string(kept.size() - 1) + " descriptors and " +
+                    std::to_string(state.size()) + " bytes of state (format " +
+                    std::to_string(m_upgrade->format) + ") handed over");
     m_stdout.flush_blocking();
     m_stderr.flush_blocking();
     ::execv(binary.c_str(), argv.data());
@@ -408,12 +412,17 @@ void Daemon::hand_over() {
     for (int fd : kept) {
         set_cloexec(fd, true);
     }
-    ::close(memfd);
-    log("error", "upgrade to " + binary + " failed: exec: " + std::strerror(error) +
-                     "; pkitd goes on as it was");
+    ::close(*memfd);
+    const std::string why = std::string("exec: ") + std::strerror(error);
+    if (!m_upgrade->done) {
+        log("error", "upgrade to " + binary + " failed: " + why + "; pkitd goes on as it was");
+        m_upgrade.reset();
+        return;
+    }
+    fail_upgrade(why);
 }
 
-void Daemon::resume(const upgrade::DaemonFacts& facts) {
+void Daemon::resume(upgrade::DaemonFacts& facts) {
     const core::Now at = now();
     const core::TimePoint saved = facts.saved_at(at.mono);
     m_started = saved + std::chrono::nanoseconds(facts.started_ns);
@@ -522,8 +531,39 @@ void Daemon::resume(const upgrade::DaemonFacts& facts) {
             "pid " + std::to_string(pid) + " named by the handed-over state is no child of pkitd");
         m_supervisor.on_exit(pid, core::ProcessExit{}, now());
     }
+    // The clients are taken over once this pkitd serves (take_clients_over); until then
+    // no service inherits their descriptors.
+    for (const CarriedClient& client : facts.clients) {
+        set_cloexec(client.connection.fd, true);
+    }
+    m_takeover = upgrade::Takeover{std::move(facts.clients), saved, facts.from_version};
     log("info", "upgraded from " + facts.from_version + " (pid " + std::to_string(::getpid()) +
-                    ", " + std::to_string(m_supervisor.size()) + " services)");
+                    ", " + std::to_string(m_supervisor.size()) + " services, " +
+                    std::to_string(m_takeover->clients.size()) + " clients)");
+}
+
+void Daemon::take_clients_over() {
+    if (!m_takeover) {
+        return;
+    }
+    upgrade::Takeover takeover = std::move(*m_takeover);
+    m_takeover.reset();
+    std::size_t restarted = 0;
+    for (std::size_t i = 0; takeover.from_scratch && i < m_supervisor.size(); ++i) {
+        restarted += m_supervisor.retired(i) ? 0 : 1;
+    }
+    const proto::json result{{"from", takeover.from_version},
+                             {"to", std::string(proto::version())},
+                             {"pid", static_cast<int>(::getpid())},
+                             {"restarted_services", restarted}};
+    if (!m_control) {
+        for (const CarriedClient& client : takeover.clients) {
+            ::close(client.connection.fd);
+        }
+        return;
+    }
+    m_control->adopt_clients(std::move(takeover.clients), takeover.saved, result,
+                             takeover.from_scratch);
 }
 
 }  // namespace pkit::shell

@@ -88,6 +88,15 @@ extern "C" int LLVMFuzzerTestOneInput(const std::uint8_t* data, std::size_t size
         for (const auto& fact : pkit::shell::upgrade::apply_scaled(first, tree)) {
             check(pkit::config::count_instances(tree, fact.file) == fact.count);
         }
+        // The client connections it accepts go through a writing and a reading unchanged.
+        pkit::core::Supervisor empty = supervisor();
+        pkit::shell::upgrade::DaemonFacts clients;
+        clients.clients = facts->clients;
+        auto back = pkit::proto::JsonTree::parse(
+            pkit::shell::upgrade::write_state(empty, clients, at(0).mono));
+        check(back.has_value());
+        auto reread = pkit::shell::upgrade::read_facts(*back);
+        check(reread.has_value() && reread->clients == facts->clients);
     }
     pkit::core::Supervisor sup = supervisor();
     if (!pkit::shell::upgrade::apply_state(doc, sup, at(0).mono)) {

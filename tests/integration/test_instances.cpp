@@ -132,11 +132,15 @@ TEST_CASE("scale starts the missing instances and stops the highest, leaving the
 
     for (const auto& [argv, code] :
          {std::pair{Names{"scale", "solo", "2"}, 1}, std::pair{Names{"scale", "nope", "2"}, 1},
-          std::pair{Names{"scale", "web", "0"}, 2}, std::pair{Names{"scale", "web", "1001"}, 2}}) {
+          std::pair{Names{"scale", "web", "0"}, 2}, std::pair{Names{"scale", "web", "1001"}, 2},
+          // N in decimal digits only: not hex, octal's 0o, an exponent or a sign.
+          std::pair{Names{"scale", "web", "0x10"}, 2}, std::pair{Names{"scale", "web", "0o7"}, 2},
+          std::pair{Names{"scale", "web", "1e1"}, 2}, std::pair{Names{"scale", "web", "+3"}, 2}}) {
         auto refused = ctl(pkitd, argv);
         std::string what = argv[1] + " " + argv[2] + ": " + refused.all();
         CHECK_MESSAGE(refused.exit_code == code, what);
     }
+    CHECK(names_of(status_of(client, {"web"})) == Names{"web@1"});
     json zero = client.request({{"cmd", "scale"}, {"service", "web"}, {"instances", 0}});
     CHECK(zero["error"]["code"] == "bad_request");
     json plain = client.request({{"cmd", "scale"}, {"service", "solo"}, {"instances", 2}});

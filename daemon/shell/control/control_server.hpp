@@ -25,6 +25,7 @@
 #include <utility>
 #include <vector>
 
+#include "daemon/shell/control/carried_client.hpp"
 #include "daemon/shell/uv_handle.hpp"
 #include "proto/request.hpp"
 
@@ -142,6 +143,19 @@ public:
     // Stops listening, closes every connection and removes the socket file. The
     // handles finish closing on the loop's next turn. Idempotent.
     void close_all();
+
+    // --- Upgrade in place (SPEC §16) ---------------------------------------------------
+    // Every connection the next pkitd takes over (all but the streaming ones and those
+    // already closed), by id, as they stand now: nothing changes, so that pkitd goes on
+    // as it was should the exec fail.
+    std::vector<std::pair<ConnectionId, CarriedConnection>> carry() const;
+    // Takes over a connection the previous pkitd handed over: its unwritten output is
+    // written first, its request in flight (if any) is outstanding, to be answered with
+    // reply() as any other. Nothing is read and no further request is handed to the
+    // handler until resume_carried(id). Returns nullopt, with the descriptor closed,
+    // when libuv cannot take it.
+    std::optional<ConnectionId> adopt_connection(CarriedConnection carried);
+    void resume_carried(ConnectionId id);
 
     std::size_t connection_count() const { return m_connections.size(); }
     // What connection `id`'s unwritten output holds, as counted against

@@ -35,14 +35,6 @@ constexpr std::size_t k_max_write_pieces = 512;
 // a too-large line, say); the time bound is ControlServer::k_linger_ms.
 constexpr std::size_t k_linger_bytes = 4 * 1024 * 1024;
 
-// A write owns its pieces until libuv is done with them, also after its connection has
-// closed: libuv then calls on_write with UV_ECANCELED while closing the pipe.
-struct WriteRequest {
-    uv_write_t request{};
-    std::vector<SharedText> pieces;
-    std::size_t bytes = 0;  // as counted in the backlog
-};
-
 std::size_t cost(const SharedText& piece) {
     return piece->size() + k_piece_overhead_bytes;
 }
@@ -80,6 +72,7 @@ void ControlServer::Connection::reply(std::string line) {
         return;
     }
     m_busy = false;
+    forget_request();
     if (write(std::move(line))) {
         pump();
     }
@@ -90,8 +83,17 @@ void ControlServer::Connection::reply_and_end(std::string line) {
         return;
     }
     m_busy = false;
+    forget_request();
     if (write(std::move(line))) {
         finish();
+    }
+}
+
+void ControlServer::Connection::forget_request() {
+    if (m_request.capacity() > k_keep_input_capacity) {
+        m_request = std::string();
+    } else {
+        m_request.clear();
     }
 }
 
@@ -135,7 +137,9 @@ void ControlServer::Connection::drop() {
         m_server.m_trim_owed = true;
     }
     m_pipe.reset();  // the write under way, if any, is cancelled and frees its pieces
+    m_writes.clear();
     m_input = std::string();
+    m_request = std::string();
     m_queue = std::deque<SharedText>();
 }
 
@@ -171,12 +175,16 @@ void ControlServer::Connection::on_read(uv_stream_t* stream, ssize_t nread,
 void ControlServer::Connection::on_write(uv_write_t* request, int status) {
     auto* self = static_cast<Connection*>(request->handle->data);
     std::unique_ptr<WriteRequest> owned(reinterpret_cast<WriteRequest*>(request));
+    const WriteRequest* owned_address = owned.get();
     std::size_t written = owned->bytes;
     owned.reset();  // the last holder of a shared piece frees it here
     if (self == nullptr) {
         return;
     }
     try {
+        if (!self->m_writes.empty() && self->m_writes.front() == owned_address) {
+            self->m_writes.pop_front();
+        }
         self->m_writing = false;
         self->m_queued_bytes -= std::min(written, self->m_queued_bytes);
         if (status < 0) {
@@ -327,10 +335,15 @@ void ControlServer::Connection::handle_line(std::string_view line) {
     proto::json id = request->id;
     try {
         m_server.m_handler.on_request(m_id, std::move(*request));
+        if (!m_closed && m_busy) {
+            // Answered on a later turn: kept, for an upgrade to hand over meanwhile.
+            m_request.assign(line);
+        }
     } catch (...) {
         // A handler bug must not take pkitd down; the client still gets its one reply.
         if (!m_closed && m_busy) {
             m_busy = false;
+            forget_request();
             write(proto::error_reply(id, proto::ErrorCode::bad_request,
                                      "pkitd failed to handle this request"));
         }
@@ -404,7 +417,7 @@ bool ControlServer::Connection::flush(bool everything) {
             close();
             return false;
         }
-        request.release();  // on_write owns it now
+        m_writes.push_back(request.release());  // on_write owns it now
         m_writing = true;
     }
     return !m_closed;

@@ -9,6 +9,7 @@
 #include <initializer_list>
 #include <string>
 #include <string_view>
+#include <vector>
 
 #include "daemon/shell/control/control_server.hpp"
 
@@ -49,8 +50,26 @@ public:
 
     ConnectionId id() const { return m_id; }
     bool served() const { return m_served; }
+    bool streaming() const { return m_streaming; }
+
+    // Upgrade in place (SPEC §16): the connection as the next pkitd takes it over.
+    CarriedConnection carry() const;
+    // Takes `carried`'s descriptor into this object's pipe and its state over: its
+    // output queued (and written as far as the socket takes it), its request in flight
+    // outstanding. Returns a libuv status; on failure the descriptor is closed.
+    int adopt(CarriedConnection carried);
+    // Starts serving an adopted connection: reads on, or finishes.
+    void resume();
 
 private:
+    // A write owns its pieces until libuv is done with them, also after its connection
+    // has closed: libuv then calls on_write with UV_ECANCELED while closing the pipe.
+    struct WriteRequest {
+        uv_write_t request{};
+        std::vector<SharedText> pieces;
+        std::size_t bytes = 0;  // as counted in the backlog
+    };
+
     static void on_alloc(uv_handle_t* handle, std::size_t suggested, uv_buf_t* buffer);
     static void on_read(uv_stream_t* stream, ssize_t nread, const uv_buf_t* buffer);
     static void on_write(uv_write_t* request, int status);
@@ -65,6 +84,8 @@ private:
     bool next_line(std::string& line);
     void handle_line(std::string_view line);
     void update_reading();
+    // Lets go of the line of the request just answered.
+    void forget_request();
     // Queues `line` (a reply) for writing.
     bool write(std::string line);
     // Queues the pieces for writing, in order. With `bounded` (stream lines), drops the
@@ -111,6 +132,11 @@ private:
     std::size_t m_queued_bytes = 0;  // backlog(): m_queue plus the write under way
     std::size_t m_peak_bytes = 0;    // the backlog's high mark since it was last empty
     bool m_writing = false;          // a write is with libuv
+    // The writes with libuv, oldest first (completed in that order): what an upgrade
+    // hands over as unwritten is the tail of their pieces libuv has not written yet.
+    std::deque<const WriteRequest*> m_writes;
+    // The line of the request with the handler (while m_busy), for an upgrade to hand over.
+    std::string m_request;
 };
 
 }  // namespace pkit::shell

@@ -241,8 +241,12 @@ void RequestHandler::on_request(ConnectionId connection, proto::Request request)
             handle_pause(connection, request);
             return;
         case Command::upgrade:
+            m_upgrading = connection;
             m_daemon.upgrade(request.binary, [this, connection, id = request.id](
                                                  const DaemonPort::UpgradeResult& result) {
+                if (m_upgrading == connection) {
+                    m_upgrading.reset();
+                }
                 if (!result) {
                     reply_error(connection, id, proto::ErrorCode::upgrade_failed, result.error());
                     return;
@@ -255,6 +259,9 @@ void RequestHandler::on_request(ConnectionId connection, proto::Request request)
 }
 
 void RequestHandler::on_disconnect(ConnectionId connection) {
+    if (m_upgrading == connection) {
+        m_upgrading.reset();
+    }
     std::erase_if(m_followers, [&](const Follower& f) { return f.connection == connection; });
     std::erase_if(m_pending, [&](const Pending& p) { return p.connection == connection; });
     std::erase_if(m_waits, [&](const Wait& w) { return w.connection == connection; });

@@ -18,6 +18,7 @@
 
 #include "daemon/core/types.hpp"
 #include "daemon/core/wait.hpp"
+#include "daemon/shell/control/carried_client.hpp"
 #include "daemon/shell/control/control_server.hpp"
 #include "daemon/shell/control/daemon_port.hpp"
 #include "proto/protocol.hpp"
@@ -56,6 +57,19 @@ public:
     // `wait`, a `logs --follow`) names service slot `service`: a reload may not give
     // that slot to another service meanwhile.
     bool refers_to(std::size_t service) const;
+
+    // Upgrade in place (SPEC §16; request_handler_carry.cpp). Every client connection
+    // but the streaming ones, with the request each awaits and what that waits for (a
+    // wait's deadline relative to `at`, the hand-over's moment), for the next pkitd.
+    // Changes nothing.
+    std::vector<CarriedClient> carry(core::TimePoint at) const;
+    // In the next pkitd, before its first pump: takes the carried clients over. Each
+    // request in flight waits on as it did (`saved`: the hand-over's moment), is handled
+    // afresh when it only read, and the upgrade's own is answered with `upgrade_result`.
+    // With `from_scratch` (the state could not be resumed: every service started
+    // afresh), the commands and waits in flight are answered with upgrade_failed instead.
+    void adopt_clients(std::vector<CarriedClient> clients, core::TimePoint saved,
+                       const proto::json& upgrade_result, bool from_scratch);
 
 private:
     explicit RequestHandler(DaemonPort& daemon) : m_daemon(daemon) {}
@@ -104,6 +118,8 @@ private:
     void handle_wait(ConnectionId connection, const proto::Request& request);
     // Answers the pending waits that are decided now; keeps the others.
     void check_waits();
+    // A wait's `for`: ready, done or stopped.
+    static core::WaitFor wait_for_of(const std::string& name);
 
     struct Pending {
         ConnectionId connection;
@@ -141,8 +157,16 @@ private:
     // True (and replied) when `wait` is decided at `now`.
     bool answer_wait(const Wait& wait, core::TimePoint now);
 
+    // request_handler_carry.cpp: one carried request in flight, re-registered on the
+    // adopted connection `connection` (or answered, see adopt_clients).
+    void adopt_request(ConnectionId connection, const std::string& line, CarriedClient& client,
+                       core::TimePoint saved, const proto::json& upgrade_result, bool from_scratch);
+
     DaemonPort& m_daemon;
     std::unique_ptr<ControlServer> m_server;
+    // The connection whose `upgrade` is being handled: its reply comes from the next
+    // pkitd when the exec succeeds.
+    std::optional<ConnectionId> m_upgrading;
     std::vector<Pending> m_pending;
     std::vector<Follower> m_followers;
     std::vector<Wait> m_waits;

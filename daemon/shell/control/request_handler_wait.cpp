@@ -15,7 +15,15 @@ namespace pkit::shell {
 
 namespace {
 
-core::WaitFor wait_for_of(const std::string& name) {
+std::string seconds_words(double seconds) {
+    char buf[32];
+    std::snprintf(buf, sizeof buf, "%g", seconds);
+    return std::string(buf) + " s";
+}
+
+}  // namespace
+
+core::WaitFor RequestHandler::wait_for_of(const std::string& name) {
     if (name == "done") {
         return core::WaitFor::done;
     }
@@ -24,14 +32,6 @@ core::WaitFor wait_for_of(const std::string& name) {
     }
     return core::WaitFor::ready;
 }
-
-std::string seconds_words(double seconds) {
-    char buf[32];
-    std::snprintf(buf, sizeof buf, "%g", seconds);
-    return std::string(buf) + " s";
-}
-
-}  // namespace
 
 void RequestHandler::handle_wait(ConnectionId connection, const proto::Request& request) {
     auto services = targets(connection, request);

@@ -7,6 +7,7 @@
 
 #include "config/instances.hpp"
 #include "daemon/core/persist.hpp"
+#include "daemon/shell/upgrade/state_clients.hpp"
 #include "proto/json_writer.hpp"
 
 namespace pkit::shell::upgrade {
@@ -26,9 +27,10 @@ std::int64_t ns_between(core::TimePoint from, core::TimePoint to) {
 // hand-over.
 class Writer {
 public:
-    Writer(proto::JsonWriter& out, core::TimePoint at) : m_out(out), m_at(at) {}
+    Writer(proto::JsonWriter& out, core::TimePoint at, int version)
+        : m_out(out), m_at(at), m_version(version) {}
     bool loading() const { return false; }
-    int version() const { return core::k_state_version; }
+    int version() const { return m_version; }
     void fail(const char*, const char*) {}
 
     template <class T>
@@ -127,6 +129,7 @@ private:
 
     proto::JsonWriter& m_out;
     core::TimePoint m_at;
+    int m_version;
 };
 
 // The reader: every field from an object of the document, strictly. The first error is
@@ -418,15 +421,17 @@ void each_entry(const proto::JsonTree& doc, const char* name, std::string& error
 
 }  // namespace
 
-std::string write_state(core::Supervisor& supervisor, const DaemonFacts& facts,
-                        core::TimePoint now) {
+std::string write_state(core::Supervisor& supervisor, const DaemonFacts& facts, core::TimePoint now,
+                        int version) {
+    if (version == 0) {
+        version = core::k_state_version;
+    }
     std::string text;
     text.reserve(1024 + supervisor.size() * 1536);
     proto::JsonWriter out(text);
     out.begin_object();
     members(
-        out, "format", k_format, "version", core::k_state_version, "from", facts.from_version,
-        "saved_at",
+        out, "format", k_format, "version", version, "from", facts.from_version, "saved_at",
         now.time_since_epoch().count() < 0 ? std::int64_t{0} : ns_between(core::TimePoint{}, now));
     out.key("daemon");
     out.begin_object();
@@ -446,9 +451,12 @@ std::string write_state(core::Supervisor& supervisor, const DaemonFacts& facts,
     list(out, "cgroup_runs", facts.cgroup_runs, [&](const CgroupRunFact& c) {
         members(out, "service", c.service, "usage_usec", c.usage_usec, "oom_kill", c.oom_kill);
     });
+    if (version >= 3) {
+        write_clients(out, facts.clients);
+    }
     out.key("core");
     out.begin_object();
-    Writer writer(out, now);
+    Writer writer(out, now, version);
     supervisor.persist(writer);
     out.end_object();
     out.end_object();
@@ -530,6 +538,10 @@ std::expected<DaemonFacts, std::string> read_facts(const proto::JsonTree& doc) {
             r.value("oom_kill", c.oom_kill);
             facts.cgroup_runs.push_back(std::move(c));
         });
+    }
+    // Version 3 added the client connections.
+    if (version >= 3 && error.empty()) {
+        error = read_clients(doc, facts.clients);
     }
     if (!error.empty()) {
         return std::unexpected(error);

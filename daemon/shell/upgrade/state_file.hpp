@@ -8,9 +8,13 @@
 // name the configuration does not have, or any other version is an error that names
 // the field, and nothing it read is used then.
 //
-//   {"format": "pkit-state", "version": 2, "from": "0.4.0",
+//   {"format": "pkit-state", "version": 3, "from": "0.4.0",
 //    "saved_at": <monotonic ns>, "daemon": {...}, "core": {...}, "fds": [...],
-//    "leftovers": [...], "scaled": [...], "cgroup_runs": [...]}
+//    "leftovers": [...], "scaled": [...], "cgroup_runs": [...], "clients": [...]}
+//
+// Version 3 added the client connections (state_clients.hpp). A pkitd writes the
+// newest version the next one reads: to one that reads version 2 at most, the clients
+// are not handed over (they end at the exec, as they did then).
 //
 // Times in "core" are nanoseconds relative to "saved_at": the monotonic clock goes on
 // across the exec, so a deadline keeps its moment exactly.
@@ -23,6 +27,7 @@
 #include <vector>
 
 #include "daemon/core/supervisor.hpp"
+#include "daemon/shell/control/carried_client.hpp"
 #include "proto/json_tree.hpp"
 
 namespace pkit::shell::upgrade {
@@ -73,6 +78,8 @@ struct DaemonFacts {
     std::vector<LeftoverFact> leftovers;
     std::vector<ScaledFact> scaled;
     std::vector<CgroupRunFact> cgroup_runs;
+    // Version 3: the client connections handed over (see control/carried_client.hpp).
+    std::vector<CarriedClient> clients;
 
     // The hand-over's moment, or `now` when the state names one yet to come (the
     // monotonic clock goes on across the exec: a moment ahead of now is no real one).
@@ -82,10 +89,16 @@ struct DaemonFacts {
     }
 };
 
-// The document's text for `supervisor` and `facts`, the moment of the hand-over `now`
-// (the version and saved_ns of `facts` are not read: these are the writer's own).
-std::string write_state(core::Supervisor& supervisor, const DaemonFacts& facts,
-                        core::TimePoint now);
+// The document's text for `supervisor` and `facts`, the moment of the hand-over `now`,
+// in state format `version` (k_oldest_written_state_version to core::k_state_version;
+// 0: the newest). The version and saved_ns of `facts` are not read: these are the
+// writer's own.
+std::string write_state(core::Supervisor& supervisor, const DaemonFacts& facts, core::TimePoint now,
+                        int version = 0);
+
+// The oldest state format this pkitd can still write, for a next pkitd that reads no
+// newer one (a downgrade).
+inline constexpr int k_oldest_written_state_version = 2;
 
 // The daemon-wide facts of a document, checked; the core's part stays for apply_state().
 std::expected<DaemonFacts, std::string> read_facts(const proto::JsonTree& doc);

@@ -171,6 +171,93 @@ TEST_CASE("the daemon's facts and kept descriptors are read back") {
     CHECK_FALSE(read->cgroup_runs[1].oom_kill.has_value());
 }
 
+// Two clients: one idle with half a request read, one whose wait is in flight with a
+// reply cut in the middle of a character, bytes that are no UTF-8 and a newline.
+std::vector<CarriedClient> two_clients() {
+    CarriedClient idle;
+    idle.connection = {12, true, false, false, "{\"id\":1,\"cmd\":", "", ""};
+    CarriedClient waiting;
+    waiting.connection = {13,
+                          true,
+                          false,
+                          true,
+                          std::string("\xff\x00\n{", 4),
+                          "\x9c\x93 ok\n",
+                          "{\"id\":2,\"cmd\":\"wait\",\"services\":[\"api\"]}"};
+    waiting.waiting = CarriedWait::wait;
+    waiting.services = {"api"};
+    waiting.marks = {3};
+    waiting.deadline_ns = 59'000'000'000;
+    return {idle, waiting};
+}
+
+TEST_CASE("the client connections are handed over from version 3 on, byte for byte") {
+    core::Supervisor sup = four_states();
+    DaemonFacts f = facts();
+    f.clients = two_clients();
+    auto read = read_facts(tree_of(write_state(sup, f, mono(5))));
+    REQUIRE_MESSAGE(read.has_value(), read.error());
+    REQUIRE(read->clients.size() == 2);
+    for (std::size_t k = 0; k < 2; ++k) {
+        const CarriedClient& want = f.clients[k];
+        const CarriedClient& got = read->clients[k];
+        CHECK(got.connection.fd == want.connection.fd);
+        CHECK(got.connection.served == want.connection.served);
+        CHECK(got.connection.finishing == want.connection.finishing);
+        CHECK(got.connection.eof == want.connection.eof);
+        CHECK(got.connection.input == want.connection.input);
+        CHECK(got.connection.output == want.connection.output);
+        CHECK(got.connection.request == want.connection.request);
+        CHECK(got.waiting == want.waiting);
+        CHECK(got.services == want.services);
+        CHECK(got.marks == want.marks);
+        CHECK(got.deadline_ns == want.deadline_ns);
+    }
+    // To a pkitd that reads version 2 at most, no client goes.
+    const std::string old = write_state(sup, f, mono(5), 2);
+    CHECK(json::parse(old)["version"] == 2);
+    CHECK_FALSE(json::parse(old).contains("clients"));
+    auto read_old = read_facts(tree_of(old));
+    REQUIRE_MESSAGE(read_old.has_value(), read_old.error());
+    CHECK(read_old->clients.empty());
+    core::Supervisor after = fresh();
+    REQUIRE(apply_state(tree_of(old), after, mono(5.2)).has_value());
+    CHECK(after.service(0).pid() == 100);
+}
+
+TEST_CASE("the reader refuses a client it cannot trust, naming the field") {
+    core::Supervisor sup = four_states();
+    DaemonFacts f = facts();
+    f.clients = two_clients();
+    const json good = json::parse(write_state(sup, f, mono(5)));
+    auto refused = [&](const json& doc) {
+        auto r = read_facts(tree_of(doc));
+        REQUIRE_FALSE(r.has_value());
+        return r.error();
+    };
+    json doc = good;
+    doc["clients"][1]["input"] = "not hex";
+    CHECK(refused(doc) == "clients.1.input: not hex");
+    doc = good;
+    doc["clients"][0]["fd"] = 1;
+    CHECK(refused(doc) == "clients.0.fd: not an integer in range");
+    doc = good;
+    doc["clients"][1]["waiting"] = "forever";
+    CHECK(refused(doc) == "clients.1.waiting: unknown");
+    doc = good;
+    doc["clients"][0]["waiting"] = "wait";
+    CHECK(refused(doc) == "clients.0.waiting: does not go with the request");
+    doc = good;
+    doc["clients"][1]["marks"] = json::array();
+    CHECK(refused(doc) == "clients.1.marks: not one for each service");
+    doc = good;
+    doc["clients"][1].erase("deadline");
+    CHECK(refused(doc) == "clients.1.deadline: missing");
+    doc = good;
+    doc.erase("clients");
+    CHECK(refused(doc) == "clients: not a list");
+}
+
 TEST_CASE("the counts scale set apply where the file's own count is still theirs") {
     config::Tree tree = worker_tree(2);
     std::vector<ScaledFact> scaled = {{"worker", 2, 4}, {"other", 2, 3}};
@@ -206,7 +293,7 @@ core::Supervisor paused_at_two() {
 TEST_CASE("a paused run is handed over paused, with what was left of its deadlines") {
     core::Supervisor before = paused_at_two();
     const std::string doc = write_state(before, facts(), mono(5));
-    CHECK(json::parse(doc)["version"] == 2);
+    CHECK(json::parse(doc)["version"] == 3);
     CHECK(json::parse(doc)["core"]["services"]["api"]["paused"] == true);
     core::Supervisor after = [] {
         config::ServiceSpec api = spec("api");
@@ -268,8 +355,8 @@ TEST_CASE("the reader refuses what it cannot trust, naming the field") {
         return r.error();
     };
     json doc = good;
-    doc["version"] = 3;
-    CHECK(refused(doc) == "state version 3, this pkitd reads 1 to 2");
+    doc["version"] = 4;
+    CHECK(refused(doc) == "state version 4, this pkitd reads 1 to 3");
     doc = good;
     doc["core"]["services"]["db"]["phase"] = 12;  // paused, without its record
     CHECK(refused(doc) == "core.services.db.paused: does not match the phase");
