@@ -103,7 +103,7 @@ TEST_CASE("reload --dry-run tells a start_first replacement, a re-armed job and 
 
     dir.service("web", web + "[ready]\ntcp = \"127.0.0.1:" + std::to_string(port) + "\"\n");
     dir.service("job", sh_command("exit 0") + "type = \"oneshot\"\nschedule = \"15 3 * * *\"\n");
-    dir.daemon("[groups.backend]\nmembers = [\"api\"]\n");
+    dir.daemon_config("[groups.backend]\nmembers = [\"api\"]\n");
     const auto result = ctl(pkitd, {"reload", "--dry-run"});
     CHECK_MESSAGE(result.exit_code == 0, result.all());
     CHECK(result.out.find("web: changed, its run would be restarted, the new run first "
