@@ -58,10 +58,27 @@ bool same_group(const config::GroupSpec* a, const config::GroupSpec* b) {
     return *a == *b;
 }
 
+// The service an action names, if it names one. (std::get_if, not std::visit: a visit
+// may throw bad_variant_access, and the core does not throw.)
+template <std::size_t I = 0>
+std::optional<std::size_t> service_named(const Action& action) {
+    if constexpr (I < std::variant_size_v<Action>) {
+        if (const auto* a = std::get_if<I>(&action)) {
+            if constexpr (requires { a->service + 0; }) {
+                return a->service;
+            } else {
+                return std::nullopt;
+            }
+        }
+        return service_named<I + 1>(action);
+    } else {
+        return std::nullopt;
+    }
+}
+
 }  // namespace
 
-std::vector<std::size_t> Supervisor::reusable_slots(
-    const std::function<bool(std::size_t)>& caller_holds) const {
+std::vector<std::size_t> Supervisor::reusable_slots(const std::vector<bool>& caller_holds) const {
     const std::size_t n = m_services.size();
     std::vector<bool> named(n, false);  // by something of the core's that outlives a turn
     for (const PendingReload& pending : m_reloads) {
@@ -80,19 +97,15 @@ std::vector<std::size_t> Supervisor::reusable_slots(
         }
     }
     for (const Action& action : m_actions) {
-        std::visit(
-            [&](const auto& a) {
-                if constexpr (requires { a.service + 0; }) {
-                    named[a.service] = true;
-                }
-            },
-            action);
+        if (const auto service = service_named(action)) {
+            named[*service] = true;
+        }
     }
     std::vector<std::size_t> free;
     for (std::size_t i = n; i-- > 0;) {
         const Service& s = *m_services[i];
         if (m_retired[i] && !named[i] && !s.has_process() && !s.launch_in_flight() &&
-            (!caller_holds || !caller_holds(i))) {
+            (i >= caller_holds.size() || !caller_holds[i])) {
             free.push_back(i);
         }
     }
@@ -100,7 +113,7 @@ std::vector<std::size_t> Supervisor::reusable_slots(
 }
 
 ReloadOutcome Supervisor::reload_from(config::Tree& tree, Now now,
-                                      const std::function<bool(std::size_t)>& caller_holds) {
+                                      const std::vector<bool>& caller_holds) {
     ReloadOutcome outcome;
     config::DaemonSpec old_daemon = std::move(m_daemon);
     m_daemon = std::move(tree.daemon);

@@ -82,10 +82,11 @@ public:
     // caller to free (pkitd frees them off the loop). A service it adds takes a retired
     // slot that nothing holds any more (reusable_slots()) before a new one, so that
     // services added and removed again and again do not grow the tables; `caller_holds`,
-    // when given, says whether the caller still holds something of a slot (pipes, a
-    // request that follows it), which keeps that slot from being given away.
+    // indexed by slot (a shorter vector: the rest false), says where the caller still
+    // holds something of a slot (pipes, a request that follows it), which keeps that slot
+    // from being given away.
     ReloadOutcome reload_from(config::Tree& tree, Now now,
-                              const std::function<bool(std::size_t)>& caller_holds = {});
+                              const std::vector<bool>& caller_holds = {});
     // What reload(tree) would do now, changing nothing (SPEC §21, `reload --dry-run`):
     // the same comparisons, each changed service with its differing keys and effect.
     ReloadPreview preview_reload(const config::Tree& tree) const;
@@ -145,8 +146,7 @@ private:
     void build_graph();
     // The retired slots a reload may give to a new service (see service slots above),
     // highest first.
-    std::vector<std::size_t> reusable_slots(
-        const std::function<bool(std::size_t)>& caller_holds) const;
+    std::vector<std::size_t> reusable_slots(const std::vector<bool>& caller_holds) const;
     void settle(Now now);
     void launch_ready(Now now);
     // The only way to a mutable Service: records it for refresh().

@@ -160,8 +160,11 @@ core::ReloadOutcome Daemon::apply_tree(config::Tree tree,
     // whose pid it knows.
     resolve_launches();
     const std::size_t slots = m_supervisor.size();
-    core::ReloadOutcome outcome = m_supervisor.reload_from(
-        tree, now(), [this](std::size_t service) { return holds_slot(service); });
+    std::vector<bool> held(slots);
+    for (std::size_t service = 0; service < slots; ++service) {
+        held[service] = holds_slot(service);
+    }
+    core::ReloadOutcome outcome = m_supervisor.reload_from(tree, now(), held);
     BackgroundLoad::discard(m_loop, std::move(tree));
     if (sockets) {
         m_listen.commit(std::move(*sockets));

@@ -179,7 +179,7 @@ TEST_CASE("--check names at most 8 undefined variables a value, however many it 
         many += "${PKITU" + std::to_string(i) + "}";
     }
     TempTree tree;
-    tree.service("web", "command = [\"x\", \"" + many + "\"]\n");
+    tree.service("web", "command = [\"/bin/echo\", \"" + many + "\"]\n");
     std::vector<Diagnostic> warnings;
     LoadOptions options{.as_root = true};
     options.warnings = &warnings;
@@ -191,7 +191,7 @@ TEST_CASE("--check names at most 8 undefined variables a value, however many it 
           "command: more variables are not defined either (the first 8 of a value are named)");
     // Eight or fewer are each named, with no such line.
     warnings.clear();
-    tree.service("web", "command = [\"${PKITU1}${PKITU2}\"]\n");
+    tree.service("web", "command = [\"/bin/echo\", \"${PKITU1}${PKITU2}\"]\n");
     REQUIRE(tree.load(options));
     CHECK(warnings.size() == 2);
 }

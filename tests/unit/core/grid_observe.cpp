@@ -103,6 +103,7 @@ Seen observe(const Service& s) {
     answer("has_process", s.has_process());
     answer("draining_pid", s.draining_pid());
     answer("replacing", s.replacing());
+    answer("can_replace", s.can_replace());
     if (const Replacement* r = s.replacement()) {
         std::ostringstream o;
         o << r->old_run << " by " << r->new_run << " done " << r->done << " failure "

@@ -113,14 +113,14 @@ TEST_CASE("a removed service's slot is kept while its process runs or the caller
     sup.on_exit(1000 + 100 + 1, killed(SIGTERM), at(3));
     sup.take_actions();
     config::Tree with_d = tree({spec("a"), spec("c"), spec("d")});
-    sup.reload_from(with_d, at(4), [](std::size_t slot) { return slot == 1; });
+    sup.reload_from(with_d, at(4), {false, true});
     CHECK(sup.size() == 4);
     CHECK(sup.find("d") == 3);
     spawn_all(sup, at(4));
 
     // Let go of: the next service added takes it.
     config::Tree next = tree({spec("a"), spec("c"), spec("d"), spec("e")});
-    sup.reload_from(next, at(5), [](std::size_t) { return false; });
+    sup.reload_from(next, at(5), {});
     CHECK(sup.size() == 4);
     CHECK(sup.find("e") == 1);
 }
