@@ -72,8 +72,12 @@ TEST_CASE(
     dir.service("web", web_toml(dir, port, "broken", "", ready));
     const auto result = ctl(pkitd, {"reload"}, 60s);
     CHECK(result.exit_code == 0);  // the probe said the new run was ready
-    CHECK_MESSAGE(pkitd.log().find("web: run 2 ready, stopping run 1") != std::string::npos,
-                  pkitd.log());
+    // (pkitd's log is written as the reply goes out: polled, not read once.)
+    wait_for(
+        [&] {
+            return pkitd.log().find("web: run 2 ready, stopping run 1") != std::string::npos;
+        },
+        10s, "the old run answered the new run's probe");
     // The working gunicorn is gone and the new one cannot boot a worker: it crash-loops.
     wait_status(
         client, "web",

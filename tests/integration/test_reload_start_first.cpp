@@ -104,8 +104,12 @@ TEST_CASE(
     dir.service("web", server_toml(dir, port, "broken", http_ready(port)));
     const auto result = ctl(pkitd, {"reload"}, 30s);
     // The old run answered the probe meant for the new one.
-    CHECK_MESSAGE(pkitd.log().find("web: run 2 ready, stopping run 1") != std::string::npos,
-                  pkitd.log());
+    // (pkitd's log is written as the reply goes out: polled, not read once.)
+    wait_for(
+        [&] {
+            return pkitd.log().find("web: run 2 ready, stopping run 1") != std::string::npos;
+        },
+        10s, "the old run answered the new run's probe");
     CHECK_MESSAGE(result.all().find(at) != std::string::npos, result.all());
     wait_status(
         client, "web", [](const json& s) { return s["draining_pid"].is_null() && s["run"] == 2; },
