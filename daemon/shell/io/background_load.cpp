@@ -1,5 +1,7 @@
 #include "daemon/shell/io/background_load.hpp"
 
+#include <malloc.h>
+
 #include <memory>
 #include <optional>
 
@@ -51,7 +53,12 @@ void BackgroundLoad::discard(uv_loop_t* loop, config::Tree tree) {
     auto job = std::make_unique<Discard>();
     job->req.data = job.get();
     job->tree = std::move(tree);
-    auto work = [](uv_work_t* req) { static_cast<Discard*>(req->data)->tree = {}; };
+    // Freed off the loop, and the pages it held given back (services removed by reloads
+    // would otherwise leave the heap a little larger each time, issue 44).
+    auto work = [](uv_work_t* req) {
+        static_cast<Discard*>(req->data)->tree = {};
+        ::malloc_trim(0);
+    };
     auto after = [](uv_work_t* req, int) { delete static_cast<Discard*>(req->data); };
     if (uv_queue_work(loop, &job->req, work, after) == 0) {
         job.release();  // libuv's until `after`
