@@ -63,7 +63,7 @@ void print_preview(const proto::ReloadPreviewResult& preview) {
 
 int run_reload_preview(const GlobalOptions& global) {
     proto::Request request{.cmd = proto::Command::reload_preview};
-    Client client(socket_path(global), timeout_of(global));
+    Client client(global, timeout_of(global));
     client.send(request);
     proto::Reply reply = client.read_reply();
     if (reply.kind == proto::Reply::Kind::error &&

@@ -81,7 +81,7 @@ int run_upgrade(const GlobalOptions& global, const UpgradeOptions& options) {
     std::optional<proto::json> result;
     std::string path;
     {
-        Client client(socket_path(global), timeout);
+        Client client(global, timeout);
         path = client.path();
         client.send(proto::Request{.cmd = proto::Command::upgrade, .binary = options.binary});
         if (auto reply = client.read(deadline)) {

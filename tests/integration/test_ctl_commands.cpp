@@ -457,6 +457,8 @@ TEST_CASE("ctl commands: a missing socket exits 4 with the path and the reason")
                                                {"logs", "svc"},
                                                {"signal", "svc", "HUP"},
                                                {"reload"},
+                                               {"reload", "--dry-run"},
+                                               {"upgrade"},
                                                {"shutdown"},
                                                {"events"},
                                                {"explain", "svc"}}) {
