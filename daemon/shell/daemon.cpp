@@ -385,7 +385,7 @@ void Daemon::on_child(pid_t pid, int wait_status) {
     }
     // Inside the reaping, pumps defer their spawns to the next turn.
     auto reaping = m_starts.reaping();
-    if (!m_starts.hold_unknown(pid, wait_status)) {
+    if (!m_starts.defer_unknown(pid, wait_status)) {
         handle_exit(pid, wait_status);
     }
     pump();

@@ -49,11 +49,11 @@ std::size_t RunStarts::take_spawned() {
         pid_t pid = outcome.started->pid;
         m_hooks.cloned(outcome.service, pid);
         m_launches.add(outcome.service, outcome.run, std::move(*outcome.started));
-        auto held = std::ranges::find(m_unknown_exits, pid, &UnknownExit::pid);
-        if (held != m_unknown_exits.end()) {
+        auto deferred = std::ranges::find(m_unknown_exits, pid, &UnknownExit::pid);
+        if (deferred != m_unknown_exits.end()) {
             // The reaper was first: the child exited before its outcome got here.
-            int wait_status = held->wait_status;
-            m_unknown_exits.erase(held);
+            int wait_status = deferred->wait_status;
+            m_unknown_exits.erase(deferred);
             m_hooks.exit(pid, wait_status);
             ++handled;
         }
@@ -74,7 +74,7 @@ bool RunStarts::knows_pid(pid_t pid) const {
     return m_launches.knows(pid) || m_supervisor.service_of(pid).has_value();
 }
 
-bool RunStarts::hold_unknown(pid_t pid, int wait_status) {
+bool RunStarts::defer_unknown(pid_t pid, int wait_status) {
     if (!m_spawner.busy() || knows_pid(pid)) {
         return false;
     }

@@ -2,7 +2,7 @@
 // The owner of runs being started (SPEC §7): the core's SpawnActions queued, prepared
 // on the loop (Prepare) and cloned on the Spawner's thread, their report pipes watched
 // by PendingLaunches until each child has exec'd or failed (Launched), and exits reaped
-// before their launch's outcome reached the loop held until it does.
+// before their launch's outcome reached the loop deferred until it does.
 //
 //   SpawnAction ──spawn──▶ queue ──spawn_due (this turn's budget, the Spawner's room)──▶
 //     Prepare ──▶ Spawner (thread: clone) ──▶ take_spawned ──▶ PendingLaunches ──Launched──▶
@@ -42,7 +42,7 @@ public:
         std::function<void(std::size_t service, pid_t pid)> cloned;
         // A launch's outcome: exec'd, or failed (from PendingLaunches).
         PendingLaunches::Callback launched;
-        // An exit held while its pid was unknown, now known (or an orphan's).
+        // An exit deferred while its pid was unknown, now known (or an orphan's).
         std::function<void(pid_t pid, int wait_status)> exit;
         // A pump at the loop's next turn.
         std::function<void()> pump_soon;
@@ -75,13 +75,15 @@ public:
     std::size_t resolve();
     // resolve() for one service only.
     std::size_t resolve(std::size_t service);
-    // Feeds the Spawner's finished jobs to PendingLaunches, then the held exits of their
-    // pids; once the Spawner is idle, a held exit no launch claimed is an orphan's.
+    // Feeds the Spawner's finished jobs to PendingLaunches, then the deferred exits of
+    // their pids; once the Spawner is idle, a deferred exit no launch claimed is an
+    // orphan's.
     // Returns how many exits it handed to Hooks::exit.
     std::size_t take_spawned();
     // A reaped `pid` nobody knows yet while the Spawner is busy: maybe a child whose
-    // outcome is still on its way. Held (true) until take_spawned() settles it.
-    bool hold_unknown(pid_t pid, int wait_status);
+    // outcome is still on its way. Deferred (true) until take_spawned() settles it.
+    // ("Held" is kept for the cgroup's hold of a run's exit, cgroup/cgroups.hpp.)
+    bool defer_unknown(pid_t pid, int wait_status);
     // A failed launch's child: claimed (its failure went to Hooks::launched).
     bool on_child_exit(ChildExit& exit) override { return m_launches.on_exit(exit.pid); }
 

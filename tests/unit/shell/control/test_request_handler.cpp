@@ -132,7 +132,8 @@ TEST_CASE("`stop --no-block` is one command on the port, answered with the rows"
     HandlerFixture f;
     RawClient client(f.loop, f.path);
     REQUIRE(client.connected());
-    proto::json reply = f.ask(client, R"({"id":3,"cmd":"stop","services":["web"],"no_block":true})");
+    proto::json reply =
+        f.ask(client, R"({"id":3,"cmd":"stop","services":["web"],"no_block":true})");
     CHECK(reply["ok"] == true);
     CHECK(f.port.commands == 1);
     CHECK(f.port.stopped == std::vector<std::size_t>{0});
