@@ -475,10 +475,6 @@ void Daemon::kill_everything() {
     m_cgroups.kill_held();
 }
 
-}  // namespace pkit::shell
-
-namespace pkit::shell {
-
 // --- Runs: their launches, lines and probes -------------------------------------------
 
 std::expected<std::unique_ptr<PreparedLaunch>, LaunchFailure> Daemon::prepare(std::size_t service,

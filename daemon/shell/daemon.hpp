@@ -129,8 +129,7 @@ private:
     // control requests they decided, and re-arms the deadline timer. Call after every
     // Supervisor input.
     void pump();
-    // Pumps once at the loop's next turn: launches that exec'd in the same turn share one
-    // pump, and the spawns deferred go on.
+    // Pumps at the next turn: launches exec'd in one turn share a pump; deferred spawns go on.
     void pump_soon() { m_pump_soon.schedule(); }
     // exit_when = "all_done": shuts down once the Supervisor says nothing is left to run.
     void check_all_done();
@@ -156,18 +155,15 @@ private:
                  std::string_view text);
     void on_probe_result(std::size_t service, std::uint64_t run, core::ProbePurpose purpose,
                          bool ok, const std::string& detail);
-    // Binds the start-up tree's [[listen]] sockets; false after logging each error.
-    bool bind_listen_sockets();
+    bool bind_listen_sockets();  // the start-up tree's [[listen]]; false: each error logged
     // Opens the control socket (or takes over a salvaged one), the run records, the
     // [[listen]] sockets and the HTTP endpoint; pkitd's exit status when it cannot.
     std::optional<int> open_endpoints(bool resumed);
     // After an upgrade: the descriptors and facts the previous pkitd handed over, given
     // to their owners. Before the reaper's first batch.
     void resume(upgrade::DaemonFacts& facts);
-    // Every owner an upgrade in place hands over (upgrade/hand_over.hpp).
-    upgrade::HandOverRooms rooms();
-    // After an upgrade: the carried clients taken over and the upgrade's request
-    // answered, before the first pump.
+    upgrade::HandOverRooms rooms();  // every owner an upgrade hands over (hand_over.hpp)
+    // After an upgrade, before the first pump: the carried clients taken over, answered.
     void take_clients_over();
 
     uv_loop_t* m_loop;
@@ -186,8 +182,7 @@ private:
     std::unique_ptr<RequestHandler> m_control;
     std::unique_ptr<http::Endpoint> m_http;  // pkitd.toml [http] (SPEC §11)
     SystemdNotifier m_systemd;
-    // The owners (each in its room; their order here is their order of destruction's
-    // reverse).
+    // The owners, each in its room (destroyed in the reverse of this order).
     Cgroups m_cgroups;
     Leftovers m_leftovers;
     RunProbes m_probes;
@@ -200,8 +195,7 @@ private:
     Deadlines m_deadlines;
     // Every child's exit is offered to these, in this order (handle_exit).
     std::vector<ExitOwner*> m_exit_owners;
-    // See pump_soon().
-    NextTurn m_pump_soon;
+    NextTurn m_pump_soon;  // see pump_soon()
     // prune_leftovers() once a turn, not once an exit: it asks the kernel about every
     // leftover group, and a shutdown of N services that each leave one had N exits.
     NextTurn m_prune_soon;
@@ -210,8 +204,7 @@ private:
     std::optional<int> m_exit_status;
     // After an upgrade in place, until run() takes them over: the clients carried.
     std::optional<upgrade::Takeover> m_takeover;
-    // Last: its reads in the background are detached first.
-    Reloader m_reloader;
+    Reloader m_reloader;  // last: its reads in the background are detached first
 };
 
 }  // namespace pkit::shell
