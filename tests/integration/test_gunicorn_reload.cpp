@@ -74,9 +74,7 @@ TEST_CASE(
     CHECK(result.exit_code == 0);  // the probe said the new run was ready
     // (pkitd's log is written as the reply goes out: polled, not read once.)
     wait_for(
-        [&] {
-            return pkitd.log().find("web: run 2 ready, stopping run 1") != std::string::npos;
-        },
+        [&] { return pkitd.log().find("web: run 2 ready, stopping run 1") != std::string::npos; },
         10s, "the old run answered the new run's probe");
     // The working gunicorn is gone and the new one cannot boot a worker: it crash-loops.
     wait_status(
