@@ -1,7 +1,7 @@
 #pragma once
 // A child's exit as the Daemon offers it to the rooms that own children (SPEC §7): the
 // one seam through which an exit reaches a capability. Daemon::handle_exit offers each
-// exit to its ExitOwners in a fixed order (daemon.cpp, m_exit_owners); each may claim
+// exit to its ExitOwners in a fixed order (exit_owners.hpp, exit_order); each may claim
 // it, and a claimed exit goes no further: not to a later owner, not to the core. An
 // exit nobody claims reaches core::Supervisor::on_exit. A new capability that must
 // see a run's end (log files, say) is one more ExitOwner in that list, not a branch of

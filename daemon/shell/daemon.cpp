@@ -98,12 +98,9 @@ Daemon::Daemon(uv_loop_t* loop, core::Supervisor supervisor, DaemonOptions optio
                                    m_options.systemd}),
       m_deadlines(
           loop, [this] { return now(); }, [this](core::Now t) { on_time(t); }),
-      // The fixed order an exit is offered in (handle_exit): the upgrade's check child,
-      // a failed launch's child, a group-mode run's exit held for its cgroup (else its
-      // OOM kill noted), the run's last output drained, its probes and notify socket
-      // ended, its record freed. Whatever none claims goes to the core.
-      m_exit_owners{&m_upgrader, &m_starts, &m_cgroups,    &m_output,
-                    &m_probes,   &m_notify, &m_run_records},
+      // The fixed order an exit is offered in (handle_exit; exit_owners.hpp says why).
+      m_exit_owners(exit_order(
+          {m_upgrader, m_starts, m_cgroups, m_output, m_probes, m_notify, m_run_records})),
       m_pump_soon(loop,
                   [this] {
                       m_starts.new_turn();
@@ -394,10 +391,8 @@ void Daemon::on_child(pid_t pid, int wait_status) {
 void Daemon::handle_exit(pid_t pid, int wait_status, bool may_hold) {
     ChildExit exit{pid, wait_status, m_supervisor.service_of(pid), may_hold,
                    decode_wait_status(wait_status)};
-    for (ExitOwner* owner : m_exit_owners) {
-        if (owner->on_child_exit(exit)) {
-            return;
-        }
+    if (offer_exit(m_exit_owners, exit)) {
+        return;
     }
     if (!m_supervisor.on_exit(pid, exit.exit, now())) {
         ++m_orphans;

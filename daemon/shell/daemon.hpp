@@ -24,6 +24,7 @@
 #include "daemon/shell/control/daemon_port.hpp"
 #include "daemon/shell/daemon_options.hpp"
 #include "daemon/shell/deadlines/deadlines.hpp"
+#include "daemon/shell/exit_owners.hpp"
 #include "daemon/shell/http/http_port.hpp"
 #include "daemon/shell/io/daemon_log.hpp"
 #include "daemon/shell/io/systemd_notifier.hpp"
@@ -193,7 +194,7 @@ private:
     RunStarts m_starts;
     upgrade::Upgrader m_upgrader;
     Deadlines m_deadlines;
-    // Every child's exit is offered to these, in this order (handle_exit).
+    // Every child's exit is offered to these, in exit_order() (handle_exit).
     std::vector<ExitOwner*> m_exit_owners;
     NextTurn m_pump_soon;  // see pump_soon()
     // prune_leftovers() once a turn, not once an exit: it asks the kernel about every
