@@ -5,6 +5,7 @@
 #include <string>
 
 #include "daemon/shell/cgroup/cgroup_limits.hpp"
+#include "tests/unit/shell/cgroup/fake_cgroupfs.hpp"
 #include "tests/unit/shell/shell_test.hpp"
 
 namespace pkit::shell::test {
@@ -22,18 +23,10 @@ config::ResourceLimits every_limit_set() {
     return limits;
 }
 
-// ROOT with `controllers` available and the files of ROOT/web.
-std::unique_ptr<CgroupTree> fake_limit_tree(TempDir& root, const std::string& controllers) {
-    root.write("cgroup.controllers", controllers + "\n");
-    root.write("cgroup.subtree_control", "");
-    std::filesystem::create_directories(root.path() + "/web");
-    for (const char* file :
-         {"cpu.max", "cpu.weight", "io.weight", "memory.high", "memory.max", "pids.max"}) {
-        root.write(std::string("web/") + file, "");
-    }
-    auto tree = CgroupTree::open(root.path(), 0);
-    REQUIRE(tree);
-    return std::move(*tree);
+// ROOT and ROOT/web's files.
+std::unique_ptr<CgroupTree> fake_limit_tree(FakeCgroupfs& root) {
+    root.add("web", false);
+    return root.open();
 }
 
 std::string read_back(const std::string& path) {
@@ -63,8 +56,8 @@ TEST_CASE("each limit writes its cgroup file; a removed one gets its default bac
 }
 
 TEST_CASE("limits are written where their controller is enabled, else reported") {
-    TempDir root;
-    auto tree = fake_limit_tree(root, "cpu memory");
+    FakeCgroupfs root("cpu memory");
+    auto tree = fake_limit_tree(root);
     LimitReport report = apply_limits_to(*tree, "web", every_limit_set());
     CHECK(report.applied ==
           std::vector<std::string>{"cpu_max", "cpu_weight", "memory_high", "memory_max"});
@@ -80,8 +73,8 @@ TEST_CASE("limits are written where their controller is enabled, else reported")
 }
 
 TEST_CASE("a limit whose file cannot be written is reported with the reason") {
-    TempDir root;
-    auto tree = fake_limit_tree(root, "memory");
+    FakeCgroupfs root("memory");
+    auto tree = fake_limit_tree(root);
     std::filesystem::remove(root.path() + "/web/memory.max");
     config::ResourceLimits limits;
     limits.memory_max = 64ULL << 20;

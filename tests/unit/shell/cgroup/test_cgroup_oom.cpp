@@ -13,6 +13,7 @@
 
 #include "daemon/shell/cgroup/run_cgroups.hpp"
 #include "daemon/shell/cgroup/run_resources.hpp"
+#include "tests/unit/shell/cgroup/fake_cgroupfs.hpp"
 #include "tests/unit/shell/shell_test.hpp"
 
 namespace pkit::shell::test {
@@ -20,15 +21,9 @@ namespace pkit::shell::test {
 namespace {
 
 // ROOT with the memory controller and ROOT/web's files.
-std::unique_ptr<CgroupTree> fake_memory_tree(TempDir& root) {
-    root.write("cgroup.controllers", "cpu memory pids\n");
-    root.write("cgroup.subtree_control", "");
-    std::filesystem::create_directories(root.path() + "/web");
-    root.write("web/cgroup.procs", "");
-    root.write("web/cgroup.events", "populated 1\nfrozen 0\n");
-    auto tree = CgroupTree::open(root.path(), 0);
-    REQUIRE(tree);
-    return std::move(*tree);
+std::unique_ptr<CgroupTree> fake_memory_tree(FakeCgroupfs& root) {
+    root.add("web", false);
+    return root.open();
 }
 
 std::string memory_events(int oom_kills) {
@@ -39,7 +34,7 @@ std::string memory_events(int oom_kills) {
 }  // namespace
 
 TEST_CASE("oom_kill is read from memory.events, nullopt without the memory controller") {
-    TempDir root;
+    FakeCgroupfs root("cpu memory pids");
     auto tree = fake_memory_tree(root);
     CHECK_FALSE(tree->oom_kills("web").has_value());  // no memory.events
     root.write("web/memory.events", memory_events(2));
@@ -50,7 +45,7 @@ TEST_CASE("oom_kill is read from memory.events, nullopt without the memory contr
 }
 
 TEST_CASE("a run was OOM-killed when oom_kill grew between its start and its end") {
-    TempDir root;
+    FakeCgroupfs root("cpu memory pids");
     auto tree = fake_memory_tree(root);
     TestLoop loop;
     {
@@ -75,7 +70,7 @@ TEST_CASE("a run was OOM-killed when oom_kill grew between its start and its end
 }
 
 TEST_CASE("a run's resources come from its cgroup, the process group's where a file is missing") {
-    TempDir root;
+    FakeCgroupfs root("cpu memory pids");
     auto tree = fake_memory_tree(root);
     // A run's main process in a group of its own, and one that left that group.
     pid_t leader = ::fork();

@@ -8,7 +8,6 @@
 #include <sys/wait.h>
 #include <unistd.h>
 
-#include <filesystem>
 #include <memory>
 #include <string>
 #include <vector>
@@ -16,22 +15,19 @@
 #include "daemon/shell/cgroup/cgroups.hpp"
 #include "daemon/shell/runs/run_commands.hpp"
 #include "tests/unit/core/fake.hpp"
+#include "tests/unit/shell/cgroup/fake_cgroupfs.hpp"
 #include "tests/unit/shell/shell_test.hpp"
 
 namespace pkit::shell::test {
 
 namespace {
 
-// ROOT/web of a fake cgroupfs, still populated: what a run left behind.
-std::unique_ptr<CgroupTree> guard_tree(TempDir& root) {
-    root.write("cgroup.controllers", "cpu pids\n");
-    root.write("cgroup.subtree_control", "");
-    std::filesystem::create_directories(root.path() + "/web");
-    root.write("web/cgroup.procs", "");
-    root.write("web/cgroup.events", "populated 1\nfrozen 0\n");
-    auto tree = CgroupTree::open(root.path(), 0);
-    REQUIRE(tree);
-    return std::move(*tree);
+// ROOT/web of a fake cgroupfs, made as pkitd makes it and still populated: what a
+// run left behind.
+std::unique_ptr<CgroupTree> guard_tree(FakeCgroupfs& root) {
+    auto tree = root.open();
+    root.add("web", true);
+    return tree;
 }
 
 struct Sent {
@@ -82,7 +78,7 @@ int first_signal(const OtherProcess& other) {
 }  // namespace
 
 TEST_CASE("a client's signal while a run's exit is held for its cgroup never reaches its pid") {
-    TempDir root;
+    FakeCgroupfs root;
     TestLoop loop;
     const OtherProcess reused = other_process();
     {
@@ -113,7 +109,7 @@ TEST_CASE("a client's signal while a run's exit is held for its cgroup never rea
 }
 
 TEST_CASE("signals go to the run's pid until its exit is held, then to its cgroup only") {
-    TempDir root;
+    FakeCgroupfs root;
     TestLoop loop;
     std::vector<Sent> sent;
     {
@@ -129,6 +125,7 @@ TEST_CASE("signals go to the run's pid until its exit is held, then to its cgrou
             });
         cgroups.open_at(guard_tree(root));
         REQUIRE(cgroups.run_cgroup(0));
+        CHECK(cgroups.clone_into(0));
 
         RunCommandsAt before(sup, cgroups, core::test::at(0.5));
         before.signal(0, SIGHUP, false);
