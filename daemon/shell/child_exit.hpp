@@ -17,14 +17,17 @@
 
 namespace pkit::shell {
 
+class ExitOwner;
+
 struct ChildExit {
     pid_t pid = 0;
     int wait_status = 0;
     // The service whose run (current, or a start_first run draining) `pid` is, if any.
     std::optional<std::size_t> service;
-    // False once the exit was held and delivered again (a cgroup that emptied): it is
-    // not held twice.
-    bool may_hold = true;
+    // The owner that held this exit and offers it again now (null the first time): it
+    // does not hold it twice; another owner still may. (Cgroups holds a group-mode run's
+    // exit until its cgroup is empty.)
+    const ExitOwner* held_by = nullptr;
     // The exit as the core takes it, decoded once; an owner may add what it knows
     // (the cgroup's OOM kill).
     core::ProcessExit exit;

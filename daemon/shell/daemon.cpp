@@ -54,7 +54,7 @@ Daemon::Daemon(uv_loop_t* loop, core::Supervisor supervisor, DaemonOptions optio
           [this](pid_t pid, int wait_status) {
               // The run has ended now: its exit goes on as if it had just been reaped.
               auto reaping = m_starts.reaping();
-              handle_exit(pid, wait_status, false);
+              handle_exit(pid, wait_status, &m_cgroups);
               pump();
           }),
       m_probes(loop, m_supervisor,
@@ -388,8 +388,8 @@ void Daemon::on_child(pid_t pid, int wait_status) {
     pump();
 }
 
-void Daemon::handle_exit(pid_t pid, int wait_status, bool may_hold) {
-    ChildExit exit{pid, wait_status, m_supervisor.service_of(pid), may_hold,
+void Daemon::handle_exit(pid_t pid, int wait_status, const ExitOwner* held_by) {
+    ChildExit exit{pid, wait_status, m_supervisor.service_of(pid), held_by,
                    decode_wait_status(wait_status)};
     if (offer_exit(m_exit_owners, exit)) {
         return;

@@ -139,8 +139,8 @@ private:
     void emit(const core::Event& event);
     void on_child(pid_t pid, int wait_status);
     // A child's exit, offered to m_exit_owners in order; unclaimed, it goes to the core.
-    // With `may_hold` false (a held exit delivered again) it is not held twice.
-    void handle_exit(pid_t pid, int wait_status, bool may_hold = true);
+    // `held_by`: the owner that held the exit and offers it again (not held twice).
+    void handle_exit(pid_t pid, int wait_status, const ExitOwner* held_by = nullptr);
     void on_signal(int signo);
     void on_time(core::Now t);
     void arm_timer() { m_deadlines.arm(m_supervisor.next_deadline()); }

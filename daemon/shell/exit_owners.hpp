@@ -9,7 +9,7 @@
 // An exit the cgroup holds goes no further: the run's pipes stay open to what is left in
 // its cgroup, its notify socket and probes stay its own, its record stays on disk for a
 // next pkitd should this one die. Once the cgroup has emptied the exit is offered again
-// (may_hold false) and reaches every owner after it, then the core.
+// (held_by the Cgroups) and reaches every owner after it, then the core.
 
 #include <vector>
 

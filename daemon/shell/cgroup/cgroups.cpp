@@ -190,7 +190,7 @@ bool Cgroups::on_child_exit(ChildExit& exit) {
     }
     const std::size_t service = *exit.service;
     const core::Service& s = m_supervisor.service(service);
-    if (exit.may_hold && m_runs && s.spec().stop.mode == config::StopMode::group &&
+    if (exit.held_by != this && m_runs && s.spec().stop.mode == config::StopMode::group &&
         m_runs->hold(service, s.name(), exit.pid, exit.wait_status, s.spec().stop.signal,
                      m_clock().mono + s.spec().stop.timeout)) {
         return true;  // its cgroup is not empty yet: Emptied goes on

@@ -8,7 +8,7 @@
 //
 //   Daemon::handle_exit ──on_child_exit──▶ Cgroups ──held──▶ RunCgroups (cgroup.events)
 //                                            └─ emptied ──▶ Emptied (the Daemon offers
-//                                               the exit again, may_hold = false)
+//                                               the exit again, held_by this)
 //   SignalAction, `pkitctl signal` ──send / signal_client──▶ the cgroup while an exit is
 //                                                            held, else the pid
 

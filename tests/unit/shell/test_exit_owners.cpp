@@ -116,7 +116,7 @@ TEST_CASE(
             [&](pid_t reaped, int wait_status) {
                 // As the Daemon does: the exit offered again, not to be held twice.
                 ++emptied;
-                ChildExit again{reaped, wait_status, sup.service_of(reaped), false,
+                ChildExit again{reaped, wait_status, sup.service_of(reaped), &cgroups,
                                 decode_wait_status(wait_status)};
                 at_core.reached = !offer_exit(order, again);
                 at_core.lines = lines;
@@ -149,7 +149,7 @@ TEST_CASE(
         // and the run's last line is in its pipe.
         REQUIRE(::write(out[1], "last words\n", 11) == 11);
         fs.write("web/memory.events", "oom_kill 1\n");
-        ChildExit exit{pid, status, sup.service_of(pid), true, decode_wait_status(status)};
+        ChildExit exit{pid, status, sup.service_of(pid), nullptr, decode_wait_status(status)};
         REQUIRE(exit.service == 0);
         CHECK(offer_exit(order, exit));  // claimed: the core does not hear of it
         CHECK(cgroups.holding(0));

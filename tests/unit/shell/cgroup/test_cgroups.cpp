@@ -109,7 +109,7 @@ TEST_CASE("a group-mode run's exit is held while its cgroup has processes, then 
         CHECK_FALSE(cgroups.holding(web));
         CHECK_FALSE(cgroups.busy());
 
-        ChildExit exit{4242, 3 << 8, web, true, decode_wait_status(3 << 8)};
+        ChildExit exit{4242, 3 << 8, web, nullptr, decode_wait_status(3 << 8)};
         CHECK(cgroups.on_child_exit(exit));  // claimed: nobody after it sees the exit
         CHECK(cgroups.holding(web));
         CHECK_FALSE(cgroups.holding(*sup.find("api")));
@@ -147,7 +147,7 @@ TEST_CASE("a held exit's cgroup is killed at the stop timeout, not before") {
         cgroups.open_at(fs.open());
         REQUIRE(cgroups.run_cgroup(web));
         fs.add("web", true);
-        ChildExit exit{4242, 0, web, true, {}};
+        ChildExit exit{4242, 0, web, nullptr, {}};
         REQUIRE(cgroups.on_child_exit(exit));
         CHECK(cgroups.clone_into(web));
 
@@ -163,7 +163,7 @@ TEST_CASE("a held exit's cgroup is killed at the stop timeout, not before") {
     CHECK(loop.close() == 0);
 }
 
-TEST_CASE("an exit is let go when its cgroup is empty, its stop mode is process, or it was held") {
+TEST_CASE("an exit is let go when its cgroup is empty, its stop mode is process, or it held it") {
     FakeCgroupfs fs("cpu memory pids");
     TestLoop loop;
     {
@@ -181,17 +181,24 @@ TEST_CASE("an exit is let go when its cgroup is empty, its stop mode is process,
         fs.add("api", true);
 
         // Empty: the run has ended with its main process.
-        ChildExit empty{4242, 0, web, true, {}};
+        ChildExit empty{4242, 0, web, nullptr, {}};
         CHECK_FALSE(cgroups.on_child_exit(empty));
         CHECK_FALSE(cgroups.holding(web));
 
-        // Delivered again after a hold: not held twice, whatever the cgroup says.
-        ChildExit again{4343, 0, api, false, {}};
+        // Delivered again after its hold: not held twice, whatever the cgroup says.
+        ChildExit again{4343, 0, api, &cgroups, {}};
         CHECK_FALSE(cgroups.on_child_exit(again));
         CHECK_FALSE(cgroups.holding(api));
+        // Offered again by another owner that held it: the cgroup's hold is its own.
+        struct OtherHolder final : ExitOwner {
+            bool on_child_exit(ChildExit&) override { return false; }
+        } other;
+        ChildExit other_hold{4343, 0, api, &other, {}};
+        CHECK(cgroups.on_child_exit(other_hold));
+        CHECK(cgroups.holding(api));
 
         // No run's exit (an orphan): nothing to hold.
-        ChildExit orphan{999, 0, std::nullopt, true, {}};
+        ChildExit orphan{999, 0, std::nullopt, nullptr, {}};
         CHECK_FALSE(cgroups.on_child_exit(orphan));
     }
     {
@@ -206,7 +213,7 @@ TEST_CASE("an exit is let go when its cgroup is empty, its stop mode is process,
         REQUIRE(cgroups.run_cgroup(web));
         fs.populated("web", true);
         // stop.mode = "process": the run is its main process alone.
-        ChildExit exit{4242, 0, web, true, {}};
+        ChildExit exit{4242, 0, web, nullptr, {}};
         CHECK_FALSE(cgroups.on_child_exit(exit));
         CHECK_FALSE(cgroups.holding(web));
     }
@@ -228,18 +235,18 @@ TEST_CASE("an exit let go carries the OOM kill of its run's cgroup, a replaced r
         fs.write("web/memory.events", "oom 1\noom_kill 1\n");
         cgroups.run_started(web);
 
-        ChildExit quiet{4242, SIGKILL, web, true, decode_wait_status(SIGKILL)};
+        ChildExit quiet{4242, SIGKILL, web, nullptr, decode_wait_status(SIGKILL)};
         CHECK_FALSE(cgroups.on_child_exit(quiet));
         CHECK_FALSE(quiet.exit.oom_killed);  // no kill since the run started
 
         fs.write("web/memory.events", "oom 2\noom_kill 2\n");
         // A run a start_first restart replaced shares the cgroup with its successor:
         // not its kill to claim.
-        ChildExit replaced{777, SIGKILL, web, true, decode_wait_status(SIGKILL)};
+        ChildExit replaced{777, SIGKILL, web, nullptr, decode_wait_status(SIGKILL)};
         CHECK_FALSE(cgroups.on_child_exit(replaced));
         CHECK_FALSE(replaced.exit.oom_killed);
 
-        ChildExit killed{4242, SIGKILL, web, true, decode_wait_status(SIGKILL)};
+        ChildExit killed{4242, SIGKILL, web, nullptr, decode_wait_status(SIGKILL)};
         CHECK_FALSE(cgroups.on_child_exit(killed));
         CHECK(killed.exit.oom_killed);
         CHECK(killed.exit.signal == SIGKILL);
@@ -340,7 +347,7 @@ TEST_CASE("without cgroups a run has no cgroup, no exit is held, a signal goes t
         REQUIRE(report->not_applied.size() == 1);
         CHECK(report->not_applied[0].reason.starts_with("cgroups not used"));
 
-        ChildExit exit{4242, 0, web, true, {}};
+        ChildExit exit{4242, 0, web, nullptr, {}};
         CHECK_FALSE(cgroups.on_child_exit(exit));
         CHECK_FALSE(cgroups.holding(web));
         CHECK_FALSE(exit.exit.oom_killed);

@@ -93,7 +93,7 @@ TEST_CASE("a client's signal while a run's exit is held for its cgroup never rea
         REQUIRE(cgroups.run_cgroup(0));
 
         // The run's main process exited; processes it left still fill its cgroup.
-        ChildExit exit{reused.pid, 0, 0, true, {}};
+        ChildExit exit{reused.pid, 0, 0, nullptr, {}};
         REQUIRE(cgroups.on_child_exit(exit));
         REQUIRE(cgroups.holding(0));
         REQUIRE(sup.service(0).has_process());  // the core has not seen the exit yet
@@ -135,7 +135,7 @@ TEST_CASE("signals go to the run's pid until its exit is held, then to its cgrou
         CHECK(sent[0].signo == SIGHUP);
         CHECK(sent[1].signo == SIGTERM);
 
-        ChildExit exit{4242, 0, 0, true, {}};
+        ChildExit exit{4242, 0, 0, nullptr, {}};
         REQUIRE(cgroups.on_child_exit(exit));
         sent.clear();
         RunCommandsAt held(sup, cgroups, core::test::at(1.5));

@@ -127,14 +127,14 @@ TEST_CASE("the current run's exit closes its notify socket, a replaced run's doe
 
         // A run a start_first restart replaced (its pid is not the current one), and a
         // pid of no run: the socket is the current run's, it stays.
-        ChildExit replaced{777, 0, 0, true, {}};
+        ChildExit replaced{777, 0, 0, nullptr, {}};
         CHECK_FALSE(notify.on_child_exit(replaced));
         CHECK(notify.holds(0));
-        ChildExit orphan{888, 0, std::nullopt, true, {}};
+        ChildExit orphan{888, 0, std::nullopt, nullptr, {}};
         CHECK_FALSE(notify.on_child_exit(orphan));
         CHECK(notify.holds(0));
 
-        ChildExit current{4242, 0, 0, true, {}};
+        ChildExit current{4242, 0, 0, nullptr, {}};
         CHECK_FALSE(notify.on_child_exit(current));  // never claimed: the core needs it
         CHECK_FALSE(notify.holds(0));
     }

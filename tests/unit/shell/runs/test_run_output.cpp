@@ -46,7 +46,7 @@ TEST_CASE("a run's exit drains its last lines before the core hears of it, and i
         CHECK(output.holds(0));
         REQUIRE(::write(p.out[1], "first\nlast\n", 11) == 11);
         REQUIRE(::write(p.err[1], "oops\n", 5) == 5);
-        ChildExit exit{4242, 0, 0, true, {}};
+        ChildExit exit{4242, 0, 0, nullptr, {}};
         CHECK_FALSE(output.on_child_exit(exit));  // offered, never claimed
         // Delivered within the offer, without a turn of the loop.
         CHECK(lines == std::vector<std::string>{"out:first", "out:last", "err:oops"});
@@ -73,7 +73,7 @@ TEST_CASE("an exit of no run drains nothing") {
         Pipes p;
         output.attach(0, 1, p.out[0], p.err[0]);
         REQUIRE(::write(p.out[1], "pending\n", 8) == 8);
-        ChildExit orphan{999, 0, std::nullopt, true, {}};
+        ChildExit orphan{999, 0, std::nullopt, nullptr, {}};
         CHECK_FALSE(output.on_child_exit(orphan));
         CHECK(lines == 0);
         ::close(p.out[1]);

@@ -180,11 +180,11 @@ TEST_CASE("resolve() waits for every launch in flight; a failed launch's child i
         // Its child exits (127) and is reaped: a failed launch's exit, never a run's.
         const pid_t child = seen.cloned[0].second;
         const int status = wait_for(child);
-        ChildExit exit{child, status, std::nullopt, true, decode_wait_status(status)};
+        ChildExit exit{child, status, std::nullopt, nullptr, decode_wait_status(status)};
         CHECK(starts.on_child_exit(exit));
         ChildExit again = exit;
         CHECK_FALSE(starts.on_child_exit(again));  // claimed once
-        ChildExit other{child + 100000, 0, std::nullopt, true, {}};
+        ChildExit other{child + 100000, 0, std::nullopt, nullptr, {}};
         CHECK_FALSE(starts.on_child_exit(other));
 
         // During a pump, resolve() leaves the pump to it.

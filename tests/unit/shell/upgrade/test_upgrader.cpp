@@ -116,7 +116,7 @@ bool drive_upgrade(TestLoop& loop, upgrade::Upgrader& upgrader, FakeUpgradeHost&
         [&] {
             int status = 0;
             for (pid_t pid; (pid = ::waitpid(-1, &status, WNOHANG)) > 0;) {
-                ChildExit exit{pid, status, std::nullopt, true, decode_wait_status(status)};
+                ChildExit exit{pid, status, std::nullopt, nullptr, decode_wait_status(status)};
                 CHECK(upgrader.on_child_exit(exit));
             }
             host.answer_read();
