@@ -168,7 +168,7 @@ void Service::persist(Archive& a) {
     }
     m_pid = pid;
     a.value("ready", m_ready);
-    a.enumeration("killing", m_killing, KilledBy::operator_);
+    a.enumeration("killing", m_killing, KilledBy::memory);
     a.time("started", m_started);
     a.value("started_wall", m_started_wall);
     a.enumeration("health", m_health, HealthStatus::unhealthy);

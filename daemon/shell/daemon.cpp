@@ -82,9 +82,19 @@ Daemon::Daemon(uv_loop_t* loop, core::Supervisor supervisor, DaemonOptions optio
       m_pipes(m_supervisor.size()) {
     m_supervisor.set_random(
         [this] { return std::uniform_real_distribution<double>(0.0, 1.0)(m_rng); });
+    m_memory = std::make_unique<MemoryWatch>(
+        loop, m_supervisor, [this](const auto& services) { return run_cgroup_reads(services); },
+        [this](const std::vector<MemorySample>& samples) {
+            for (const MemorySample& m : samples) {
+                m_supervisor.on_memory(m.service, m.run, m.bytes, m.cgroup, now());
+            }
+            pump();
+        });
+    m_memory->refresh();
 }
 
 Daemon::~Daemon() {
+    m_memory.reset();
     if (m_resources_pass != nullptr) {
         m_resources_pass->abandon();  // nobody is left to answer
     }

@@ -44,6 +44,7 @@
 #include "daemon/shell/launch/signal_pace.hpp"
 #include "daemon/shell/launch/spawner.hpp"
 #include "daemon/shell/listen/listen_sockets.hpp"
+#include "daemon/shell/memory/memory_watch.hpp"
 #include "daemon/shell/probes/probe_runner.hpp"
 #include "daemon/shell/upgrade/attempt.hpp"
 #include "daemon/shell/upgrade/state_file.hpp"
@@ -406,6 +407,8 @@ private:
     CgroupChoice m_cgroup_choice;
     std::unique_ptr<CgroupTree> m_cgroup_tree;
     std::unique_ptr<RunCgroups> m_run_cgroups;
+    // [health] memory_max (SPEC §20): the measurements, off the loop (memory/).
+    std::unique_ptr<MemoryWatch> m_memory;
     // Per service launched so far: the [resources] last applied (or reported).
     std::vector<config::ResourceLimits> m_limits_applied;
     // Per service: what became of its [resources] when last applied, for `status`

@@ -180,6 +180,7 @@ core::ReloadOutcome Daemon::apply_tree(config::Tree tree,
     // others (what they held, pipes and notify sockets, is gone already).
     m_notify.resize(m_supervisor.size());
     m_pipes.resize(m_supervisor.size());
+    m_memory->refresh();  // memory_max's intervals
     for (const std::string& name : outcome.added) {
         auto service = m_supervisor.find(name);
         if (!service || *service >= slots) {

@@ -3,6 +3,7 @@
 #include <cstdio>
 
 #include "config/values.hpp"
+#include "daemon/shell/launch/sandbox_plan.hpp"
 
 namespace pkit::shell {
 
@@ -273,6 +274,9 @@ std::string event_text(const core::Event& event, const EndFacts* facts) {
             }
             return who + ": ready (" + run + ")";
         case core::EventType::liveness_kill:
+            if (event.reason.starts_with("over memory_max")) {  // SPEC §20
+                return who + ": " + event.reason + ": stopping (" + run + ")";
+            }
             return who + ": liveness check failed; stopping the run (" + run + ")";
         case core::EventType::health:
             return who + ": health " + event.reason;
@@ -359,6 +363,9 @@ proto::ServiceStatus service_status(const core::Service& s, core::Now now) {
     }
     if (s.has_schedule()) {
         st.schedule = schedule_info(s);
+    }
+    if (s.spec().security->any()) {
+        st.security = sandbox_words(*s.spec().security);
     }
     return st;
 }
