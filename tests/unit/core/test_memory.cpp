@@ -13,12 +13,6 @@ namespace {
 
 constexpr std::uint64_t k_mib = 1024 * 1024;
 
-Now at(double seconds) {
-    return Now{TimePoint{} + std::chrono::duration_cast<Duration>(
-                                 std::chrono::duration<double>(seconds + 1000.0)),
-               1'700'000'000.0 + seconds};
-}
-
 pkit::config::ServiceSpec limited() {
     auto s = spec("web");
     s.health.edit().memory_max = 200 * k_mib;
