@@ -179,7 +179,7 @@ void Service::on_memory(std::uint64_t run, std::uint64_t bytes, bool cgroup, Now
     ++m_memory_kills;
     Event e = event(EventType::liveness_kill, now);
     e.reason = "over memory_max " + config::format_size(*limit) + " (" +
-               (cgroup ? "memory.current " : "RSS ") + config::format_size(bytes) + ")";
+               (cgroup ? "memory.current " : "RSS ") + std::to_string(bytes >> 20) + "MiB)";
     emit(out, std::move(e));
     clear_probes();
     begin_stop(now, out, KilledBy::memory, std::nullopt);
