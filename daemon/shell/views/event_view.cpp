@@ -154,6 +154,8 @@ std::string exit_words(const core::ExitRecord& exit, int stop_signal) {
             return text + " (liveness check failed)";
         case core::KilledBy::ready_timeout:
             return text + " (not ready in time)";
+        case core::KilledBy::memory:
+            return text + " (over memory_max)";
         case core::KilledBy::operator_:
         case core::KilledBy::none:
             break;
@@ -196,6 +198,9 @@ std::string end_text(const std::string& who, const core::Event& event, const End
             const std::string state = facts.state == core::State::done ? "done" : "failed";
             switch (facts.reason.value_or(core::StopReason::policy_satisfied)) {
                 case core::StopReason::unhealthy:
+                    if (facts.last_exit && facts.last_exit->killed_by == core::KilledBy::memory) {
+                        return who + ": " + state + ": stopped over memory_max";
+                    }
                     return who + ": " + state + ": killed by its liveness check";
                 case core::StopReason::predicate:
                 case core::StopReason::gave_up:
