@@ -92,24 +92,26 @@ std::vector<config::Diagnostic> sandbox_warnings(const config::Tree& tree,
                 continue;
             }
             if (key == "private_network") {
-                if (!abilities.network_namespace) {
+                if (s.private_network && !abilities.network_namespace) {
                     warn(key, abilities.root ? "network namespaces are not available"
                                              : "pkitd is not root");
                 }
                 continue;
             }
-            const bool set = (key == "private_tmp" && s.private_tmp) || (key == "protect_system") ||
-                             key.ends_with("_paths");
-            if (set && !abilities.mount_namespace) {
-                warn(key,
-                     abilities.root ? "mount namespaces are not available" : "pkitd is not root");
-                continue;
-            }
+            // Only what asks for a mount namespace: `private_tmp = false` or an empty
+            // list does not.
             const std::vector<std::string>* paths = key == "writable_paths"    ? &s.writable_paths
                                                     : key == "read_only_paths" ? &s.read_only_paths
                                                     : key == "inaccessible_paths"
                                                         ? &s.inaccessible_paths
                                                         : nullptr;
+            const bool set = (key == "private_tmp" && s.private_tmp) || (key == "protect_system") ||
+                             (paths != nullptr && !paths->empty());
+            if (set && !abilities.mount_namespace) {
+                warn(key,
+                     abilities.root ? "mount namespaces are not available" : "pkitd is not root");
+                continue;
+            }
             for (const std::string& path : paths != nullptr ? *paths : std::vector<std::string>{}) {
                 std::error_code error;
                 if (!std::filesystem::exists(path, error)) {
