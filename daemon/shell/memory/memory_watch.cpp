@@ -122,7 +122,7 @@ void MemoryWatch::tick() {
         }
         m_measured(samples);
     };
-    m_pass = ResourcesPass::start(m_loop, std::move(groups), std::move(cgroups), false, done);
+    m_pass = ResourcesPass::start(m_loop, std::move(groups), std::move(cgroups), false, done, true);
 }
 
 }  // namespace pkit::shell

@@ -3,7 +3,8 @@
 // smallest memory_interval of the services that set memory_max (none: no timer); at
 // each tick the runs whose interval has passed are measured in one ResourcesPass, off
 // the loop (their cgroup's memory.current where they have one, else the RSS of their
-// process group from /proc), and the samples handed to the owner, who gives them to
+// process group and of the descendants of their main process that left it, from
+// /proc), and the samples handed to the owner, who gives them to
 // the core (Supervisor::on_memory), where two in a row over the limit stop the run.
 // At most one pass in flight: a tick that finds one still running measures nothing.
 
