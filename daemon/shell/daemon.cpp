@@ -117,8 +117,11 @@ Daemon::Daemon(uv_loop_t* loop, core::Supervisor supervisor, DaemonOptions optio
     m_memory = std::make_unique<MemoryWatch>(
         loop, m_supervisor, [this](const auto& services) { return run_cgroup_reads(services); },
         [this](const std::vector<MemorySample>& samples) {
+            // memory.current only where the memory controller is on: else the RSS.
+            const auto on = m_cgroups.info().controllers;
+            const bool current = std::ranges::find(on, "memory") != on.end();
             for (const MemorySample& m : samples) {
-                m_supervisor.on_memory(m.service, m.run, m.bytes, m.cgroup, now());
+                m_supervisor.on_memory(m.service, m.run, m.bytes, m.cgroup && current, now());
             }
             pump();
         });
