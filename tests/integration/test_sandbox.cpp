@@ -205,3 +205,45 @@ TEST_CASE("a protection that cannot be applied fails the launch with `sandbox`")
                   s["last_launch_error"].dump());
     CHECK(pkitd.stop() == 0);
 }
+
+TEST_CASE("status security and pkitctl show list the protections in effect") {
+    REQUIRE_MESSAGE(is_root(), "the sandbox is tested as root");
+    TempDir dir;
+    dir.service("web",
+                "command = [\"/bin/sleep\", \"1000\"]\n[security]\n"
+                "no_new_privileges = true\ncapabilities = [\"net_bind_service\"]\n"
+                "protect_system = \"full\"\nprivate_network = true\n");
+    dir.service("plain", "command = [\"/bin/sleep\", \"1000\"]\n");
+    Daemon pkitd(dir);
+    pkitd.wait_ready();
+    Client client = pkitd.client();
+    json web = wait_running(client, "web");
+    CHECK(web["security"] == json::array({"no_new_privileges", "capabilities CAP_NET_BIND_SERVICE",
+                                          "protect_system full", "private_network"}));
+    CHECK(wait_running(client, "plain")["security"].is_null());
+    CommandResult shown = ctl(pkitd, {"show", "web"});
+    CHECK(shown.exit_code == 0);
+    CHECK_MESSAGE(shown.out.find("no_new_privileges; capabilities CAP_NET_BIND_SERVICE; "
+                                 "protect_system full; private_network") != std::string::npos,
+                  shown.out);
+    CommandResult plain = ctl(pkitd, {"show", "plain"});
+    CHECK(plain.out.find("no_new_privileges") == std::string::npos);
+    CHECK(pkitd.stop() == 0);
+}
+
+TEST_CASE("pkitd --check warns at a [security] path missing here, and the file still loads") {
+    TempDir dir;
+    const std::string missing = dir.file("no-such-dir");
+    dir.service("web",
+                "command = [\"/bin/true\"]\n[security]\nno_new_privileges = true\n"
+                "writable_paths = [" +
+                    toml_str(missing) + "]\n");
+    CommandResult check = run_pkitd({"--check", "--config", dir.str()});
+    CHECK(check.exit_code == 0);
+    CHECK_MESSAGE(
+        check.all().find(dir.file("services/web.toml") +
+                         ":4:1: warning: security.writable_paths: not applied here: " + missing +
+                         " does not exist; every launch fails with launch "
+                         "error sandbox") != std::string::npos,
+        check.all());
+}
