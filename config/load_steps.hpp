@@ -78,6 +78,8 @@ void parse_storm(const TableReader& top, StormSpec& out);
 void parse_stop(const TableReader& top, StopSpec& out);
 void parse_output(const TableReader& top, OutputSpec& out);
 void parse_resources(const TableReader& top, ResourceLimits& out);
+// [security] (security_keys.cpp, SPEC §19).
+void parse_security(const TableReader& top, SecuritySpec& out);
 void parse_predicates(const TableReader& top, Predicate& stop_when, Predicate& give_up_when);
 void parse_probes(const TableReader& top, ProbeSpec& health, ReadySpec& ready);
 // [[listen]] (listen_keys.cpp): each entry's form; binding is the shell's.

@@ -90,6 +90,8 @@ std::string_view to_string(LaunchError error) {
             return "resources";
         case LaunchError::other:
             return "other";
+        case LaunchError::sandbox:
+            return "sandbox";
         case LaunchError::undefined_variable:
             return "undefined_variable";
     }
@@ -148,6 +150,18 @@ std::string_view to_string(CgroupMode mode) {
             return "required";
     }
     return "?";
+}
+
+std::string_view to_string(ProtectSystem mode) {
+    switch (mode) {
+        case ProtectSystem::off:
+            return "off";
+        case ProtectSystem::full:
+            return "full";
+        case ProtectSystem::strict:
+            return "strict";
+    }
+    return "off";
 }
 
 }  // namespace pkit::config

@@ -42,6 +42,7 @@ enum class LaunchError {
     resources,           // fork, pipe or rlimit failure (EAGAIN, ENOMEM, EMFILE ...)
     other,               // anything else exec reported
     undefined_variable,  // a ${VAR} with no value and no default (SPEC §13)
+    sandbox,             // a [security] protection that could not be applied (SPEC §19)
 };
 
 // SPEC §14 `[restart] order`: how an operator restart, a reload or a rolling restart
@@ -79,9 +80,10 @@ struct Predicate {
     std::vector<LaunchError> launch_errors;  // give_up_when only
     bool any_launch_error = false;           // give_up_when only: "any"
     bool oom = false;                        // a run the kernel's OOM killer killed in (SPEC §15)
+    bool memory = false;                     // a run stopped over [health] memory_max (SPEC §20)
     bool empty() const {
         return exit_codes.empty() && signals.empty() && !output_matches && launch_errors.empty() &&
-               !any_launch_error && !oom;
+               !any_launch_error && !oom && !memory;
     }
     bool operator==(const Predicate&) const = default;
 };
@@ -97,6 +99,11 @@ struct ProbeSpec {
     Duration interval = 0s;         // [health]: required for exec/tcp/http/file
     int failures = 3;
     Duration timeout = 1s;  // per probe attempt
+    // [health] only (SPEC §20): the run's memory measured every memory_interval, stopped
+    // after two measurements in a row over memory_max (bytes). No probe: enabled() is
+    // about `kind` alone.
+    std::optional<std::uint64_t> memory_max;
+    Duration memory_interval = 5s;
     bool enabled() const { return kind != ProbeKind::none; }
     bool operator==(const ProbeSpec&) const = default;
 };
@@ -211,6 +218,49 @@ struct ListenSpec {
     }
 };
 
+// SPEC §19 `protect_system`: nothing, /usr /boot /etc read-only, or everything but the
+// API file systems, /run, the private /tmp and writable_paths.
+enum class ProtectSystem { off, full, strict };
+
+// SPEC §19 [security]: what a run may not do, applied in the child before execve. Each
+// key off by default; a spec whose any() is false gets no namespace at all.
+struct SecuritySpec {
+    bool no_new_privileges = false;
+    // The bounding set as a mask of capability numbers (bit N: CAP number N; see
+    // capabilities.hpp); nullopt: the key is absent and the set is left alone.
+    std::optional<std::uint64_t> capabilities;
+    bool private_tmp = false;
+    ProtectSystem protect_system = ProtectSystem::off;
+    // Absolute paths, normalised (no trailing "/", no "." or ".." component).
+    std::vector<std::string> writable_paths;
+    std::vector<std::string> read_only_paths;
+    std::vector<std::string> inaccessible_paths;
+    bool private_network = false;
+    // Where each key set is written ("[security]" key, line, column), for --check's
+    // warnings. Not part of the value: moving a key in its file changes nothing.
+    struct KeyAt {
+        std::string key;
+        int line = 1;
+        int column = 1;
+    };
+    std::vector<KeyAt> at;
+
+    // Whether the run needs a mount namespace (any key but the three below).
+    bool mounts() const {
+        return private_tmp || protect_system != ProtectSystem::off || !writable_paths.empty() ||
+               !read_only_paths.empty() || !inaccessible_paths.empty();
+    }
+    bool any() const {
+        return no_new_privileges || capabilities.has_value() || private_network || mounts();
+    }
+    bool operator==(const SecuritySpec& o) const {
+        return no_new_privileges == o.no_new_privileges && capabilities == o.capabilities &&
+               private_tmp == o.private_tmp && protect_system == o.protect_system &&
+               writable_paths == o.writable_paths && read_only_paths == o.read_only_paths &&
+               inaccessible_paths == o.inaccessible_paths && private_network == o.private_network;
+    }
+};
+
 // pkitd holds one per service for its whole life, so the sections most services leave
 // out are OutOfLine (out_of_line.hpp): one null pointer each until a file sets them.
 // SPEC §15 [resources]: limits written to the service's cgroup; unset: no limit.
@@ -263,7 +313,8 @@ struct ServiceSpec {
     OutputSpec output;
     OutOfLine<std::vector<ListenSpec>> listen;  // [[listen]], in file order
     OutOfLine<ResourceLimits> resources;
-    OutOfLine<Schedule> schedule;  // SPEC §12: oneshot jobs only
+    OutOfLine<Schedule> schedule;      // SPEC §12: oneshot jobs only
+    OutOfLine<SecuritySpec> security;  // SPEC §19 [security]
 
     // SPEC §13: I for the instance NAME@I of a file with `instances` > 1; 0 for a
     // service of its own. The file's name is `name` up to the "@".
@@ -347,5 +398,6 @@ std::string_view to_string(ProbeKind);
 std::string_view to_string(Strategy);
 std::string_view to_string(Forward);
 std::string_view to_string(CgroupMode);
+std::string_view to_string(ProtectSystem);
 
 }  // namespace pkit::config

@@ -1,5 +1,5 @@
 // [stop_when] and [give_up_when]: exit codes, signals, an output pattern (RE2), OOM
-// kills (SPEC §15) and, for give_up_when only, launch error names.
+// kills (SPEC §15), memory_max stops (SPEC §20) and, for give_up_when only, launch error names.
 
 #include <array>
 
@@ -10,15 +10,20 @@ namespace {
 
 // The names SPEC §2 lists, plus the launcher's finer kinds (exec_format, resources,
 // other) so every LaunchError can be named; "any" matches all of them.
-constexpr std::array<std::string_view, 10> k_launch_error_names{
-    "not_found",   "permission_denied", "bad_cwd", "bad_user",           "bad_env_file",
-    "exec_format", "resources",         "other",   "undefined_variable", "any"};
-constexpr std::array<LaunchError, 9> k_launch_errors{
-    LaunchError::not_found,         LaunchError::permission_denied,
-    LaunchError::bad_cwd,           LaunchError::bad_user,
-    LaunchError::bad_env_file,      LaunchError::exec_format,
-    LaunchError::resources,         LaunchError::other,
-    LaunchError::undefined_variable};
+constexpr std::array<std::string_view, 11> k_launch_error_names{
+    "not_found",          "permission_denied", "bad_cwd",   "bad_user",
+    "bad_env_file",       "exec_format",       "resources", "other",
+    "undefined_variable", "sandbox",           "any"};
+constexpr std::array<LaunchError, 10> k_launch_errors{LaunchError::not_found,
+                                                      LaunchError::permission_denied,
+                                                      LaunchError::bad_cwd,
+                                                      LaunchError::bad_user,
+                                                      LaunchError::bad_env_file,
+                                                      LaunchError::exec_format,
+                                                      LaunchError::resources,
+                                                      LaunchError::other,
+                                                      LaunchError::undefined_variable,
+                                                      LaunchError::sandbox};
 
 // A pattern RE2 rejects, or one over 4 KiB, is an error at its value (SPEC §2).
 void parse_pattern(const TableReader& r, std::optional<Pattern>& out) {
@@ -64,7 +69,7 @@ void parse_launch_errors(const TableReader& r, Predicate& out) {
 
 void parse_predicate(const TableReader& top, std::string_view key, bool launch_errors,
                      Predicate& out) {
-    std::vector<std::string_view> keys{"exit_codes", "signals", "output_matches", "oom"};
+    std::vector<std::string_view> keys{"exit_codes", "signals", "output_matches", "oom", "memory"};
     if (launch_errors) {
         keys.push_back("launch_errors");
     }
@@ -81,6 +86,7 @@ void parse_predicate(const TableReader& top, std::string_view key, bool launch_e
     });
     parse_pattern(*r, out.output_matches);
     r->read("oom", out.oom, as_bool);
+    r->read("memory", out.memory, as_bool);
     if (launch_errors) {
         parse_launch_errors(*r, out);
     }

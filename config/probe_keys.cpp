@@ -7,6 +7,7 @@
 
 #include "config/load_steps.hpp"
 #include "config/probe_targets.hpp"
+#include "config/values.hpp"
 
 namespace pkit::config::detail {
 namespace {
@@ -83,12 +84,37 @@ void unused(const TableReader& r, std::string_view key, std::string_view why) {
     }
 }
 
+// SPEC §20: memory_max (a size, at least 1MiB as [resources] memory_max) and how often
+// it is measured; memory_interval alone means nothing.
+void parse_memory_limit(const TableReader& r, ProbeSpec& out) {
+    if (const toml::node* node = r.get("memory_max")) {
+        if (auto bytes = read_size(r.diags(), *node, r.what("memory_max"))) {
+            if (*bytes < 1024 * 1024) {
+                r.diags().error(pos_of(*node),
+                                cat(r.what("memory_max"), ": must be at least 1MiB"));
+            } else {
+                out.memory_max = *bytes;
+            }
+        }
+    }
+    if (r.read("memory_interval", out.memory_interval, as_positive_duration) &&
+        out.memory_interval < 100ms) {
+        r.diags().error(pos_of(*r.get("memory_interval")),
+                        cat(r.what("memory_interval"), ": at least 100ms, got ",
+                            format_duration(out.memory_interval)));
+    }
+    if (r.get("memory_max") == nullptr) {
+        unused(r, "memory_interval", "without memory_max");
+    }
+}
+
 void parse_health(const TableReader& top, ProbeSpec& out) {
-    auto r = top.subtable(
-        "health", {"exec", "tcp", "http", "file", "watchdog", "interval", "failures", "timeout"});
+    auto r = top.subtable("health", {"exec", "tcp", "http", "file", "watchdog", "interval",
+                                     "failures", "timeout", "memory_max", "memory_interval"});
     if (!r) {
         return;
     }
+    parse_memory_limit(*r, out);
     auto probe = pick_probe(*r, k_probe_keys.size());
     if (probe) {
         read_target(*r, *probe, out);

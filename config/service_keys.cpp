@@ -232,7 +232,7 @@ ServiceDraft parse_service(const Diags& d, const toml::table& root, const LoadOp
          "rlimits",   "user",     "group",     "after",     "success_codes", "timeout",
          "autostart", "escalate", "restart",   "storm",     "stop_when",     "give_up_when",
          "health",    "ready",    "stop",      "output",    "type",          "affects_readiness",
-         "instances", "listen",   "resources", "schedule"},
+         "instances", "listen",   "resources", "schedule",  "security"},
         Pos{});
     if (top.get("command") == nullptr) {
         d.error(top.header_pos(), "missing required key \"command\"");
@@ -288,6 +288,9 @@ ServiceDraft parse_service(const Diags& d, const toml::table& root, const LoadOp
     ResourceLimits resources;
     parse_resources(top, resources);
     spec.resources.set(std::move(resources));
+    SecuritySpec security;
+    parse_security(top, security);
+    spec.security.set(std::move(security));
     if (spec.type == ServiceType::oneshot) {
         check_oneshot(top, spec);
     }

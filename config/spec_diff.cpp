@@ -7,6 +7,7 @@
 #include <charconv>
 #include <cstdio>
 
+#include "config/capabilities.hpp"
 #include "config/values.hpp"
 
 namespace pkit::config {
@@ -280,6 +281,7 @@ void predicate_rows(Rows& r, std::string_view table, const Predicate& a, const P
               return p ? Text(quoted(p->source())) : std::nullopt;
           });
     r.key(table, "oom", a.oom, b.oom, k_bool);
+    r.key(table, "memory", a.memory, b.memory, k_bool);
     if (!launch_errors) {
         return;
     }
@@ -319,6 +321,10 @@ void probe_rows(Rows& r, std::string_view table, const ProbeSpec& a, const Probe
         }
         r.key(table, to_string(kind), side(a, kind), side(b, kind), k_optional_text);
     }
+    if (health) {
+        r.key(table, "memory_max", a.memory_max, b.memory_max, optional_of<std::uint64_t>(k_size));
+        r.key(table, "memory_interval", a.memory_interval, b.memory_interval, k_duration);
+    }
     // The keys that go with a probe, where both sides have one: a probe set or removed
     // is its kind's row, not also the defaults that come and go with it.
     if (!r.listing() && (!a.enabled() || !b.enabled())) {
@@ -340,6 +346,23 @@ void resource_rows(Rows& r, const ResourceLimits& a, const ResourceLimits& b) {
     r.key("resources", "cpu_weight", a.cpu_weight, b.cpu_weight, optional_of<std::int64_t>(k_int));
     r.key("resources", "pids_max", a.pids_max, b.pids_max, optional_of<std::int64_t>(k_int));
     r.key("resources", "io_weight", a.io_weight, b.io_weight, optional_of<std::int64_t>(k_int));
+}
+
+void security_rows(Rows& r, const SecuritySpec& a, const SecuritySpec& b) {
+    r.key("security", "no_new_privileges", a.no_new_privileges, b.no_new_privileges, k_bool);
+    r.key("security", "capabilities", a.capabilities, b.capabilities,
+          [](const std::optional<std::uint64_t>& mask) -> Text {
+              return mask ? Text(strings_text(capability_names(*mask))) : std::nullopt;
+          });
+    r.key("security", "private_tmp", a.private_tmp, b.private_tmp, k_bool);
+    r.key("security", "protect_system", a.protect_system, b.protect_system,
+          [](ProtectSystem mode) -> Text {
+              return mode == ProtectSystem::off ? std::nullopt : Text(quoted(to_string(mode)));
+          });
+    r.key("security", "writable_paths", a.writable_paths, b.writable_paths, k_strings);
+    r.key("security", "read_only_paths", a.read_only_paths, b.read_only_paths, k_strings);
+    r.key("security", "inaccessible_paths", a.inaccessible_paths, b.inaccessible_paths, k_strings);
+    r.key("security", "private_network", a.private_network, b.private_network, k_bool);
 }
 
 void walk(Rows& r, const ServiceSpec& a, const ServiceSpec& b) {
@@ -373,6 +396,7 @@ void walk(Rows& r, const ServiceSpec& a, const ServiceSpec& b) {
     r.key("", "listen", *a.listen, *b.listen,
           [](const std::vector<ListenSpec>& v) -> Text { return listen_text(v); });
     resource_rows(r, *a.resources, *b.resources);
+    security_rows(r, *a.security, *b.security);
     r.key("", "schedule", *a.schedule, *b.schedule, [](const Schedule& s) -> Text {
         return s.enabled() ? Text(quoted(s.expression)) : std::nullopt;
     });

@@ -47,8 +47,8 @@ CommandSpec add_show(const GlobalOptions& global) {
     return {.name = "show",
             .description =
                 "one screen about one service: state, definition, probes, "
-                "restarts, last exit, resources, explain and its last 10 lines "
-                "of output",
+                "restarts, last exit, resources, limits, security, explain and its "
+                "last 10 lines of output",
             .options = {{.names = "NAME",
                          .help = "the service",
                          .target = &options->name,

@@ -112,6 +112,22 @@ std::string limits_words(const proto::json& status) {
     return text;
 }
 
+// [security] in effect (SPEC §19): "no_new_privileges; capabilities CAP_NET_BIND_SERVICE;
+// protect_system strict"; empty without [security].
+std::string security_words(const proto::json& status) {
+    auto security = status.find("security");
+    if (security == status.end() || !security->is_array()) {
+        return "";
+    }
+    std::string text;
+    for (const auto& words : *security) {
+        if (words.is_string()) {
+            text += (text.empty() ? "" : "; ") + words.get<std::string>();
+        }
+    }
+    return text;
+}
+
 std::string run_words(const proto::json& status) {
     auto run = number_of(status, "run").value_or(0);
     if (run == 0) {
@@ -246,6 +262,9 @@ std::string render_show(const ShowReplies& replies, double now, bool color) {
     };
     if (auto limits = limits_words(status); !limits.empty()) {
         fields.emplace_back("limits", limits);
+    }
+    if (auto security = security_words(status); !security.empty()) {
+        fields.emplace_back("security", security);
     }
     if (auto notified = text_of(status, "notify_status"); !notified.empty()) {
         fields.emplace_back("notify", notified);

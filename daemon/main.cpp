@@ -25,6 +25,7 @@
 #include "daemon/core/persist.hpp"
 #include "daemon/shell/cgroup/cgroup_limits.hpp"
 #include "daemon/shell/daemon.hpp"
+#include "daemon/shell/launch/sandbox_check.hpp"
 #include "daemon/shell/upgrade/state_file.hpp"
 #include "proto/socket_path.hpp"
 #include "proto/version.hpp"
@@ -284,6 +285,14 @@ int run(const Options& options, pkit::shell::SystemdEnvironment systemd) {
         // [resources] keys this pkitd would not apply here (SPEC §15): warnings only.
         for (const auto& warning : pkit::shell::limit_warnings(*tree, "/proc/self")) {
             std::cerr << warning.to_string() << '\n';
+        }
+        // [security] keys this pkitd could not apply here (SPEC §19): warnings only.
+        if (std::ranges::any_of(tree->services,
+                                [](const auto& spec) { return spec.security->any(); })) {
+            const auto abilities = pkit::shell::sandbox_abilities_here();
+            for (const auto& warning : pkit::shell::sandbox_warnings(*tree, abilities)) {
+                std::cerr << warning.to_string() << '\n';
+            }
         }
         std::cout << "configuration OK: " << tree->services.size() << " services in " << dir
                   << '\n';

@@ -58,7 +58,8 @@ void write_member(JsonWriter& w, const T& member) {
     } else if constexpr (std::is_same_v<T, ExitInfo> || std::is_same_v<T, HealthInfo> ||
                          std::is_same_v<T, Resources> || std::is_same_v<T, ScheduleInfo>) {
         write(w, member);
-    } else if constexpr (std::is_same_v<T, CgroupsInfo> || std::is_same_v<T, ResourceLimitsInfo>) {
+    } else if constexpr (std::is_same_v<T, CgroupsInfo> || std::is_same_v<T, ResourceLimitsInfo> ||
+                         std::is_same_v<T, std::vector<std::string>>) {
         w.value(json(member));
     } else {
         w.value(member);
@@ -326,6 +327,7 @@ void from_json(const json& in, ServiceStatus& value) {
     optional_from_json(in, "draining_pid", value.draining_pid);
     optional_from_json(in, "schedule", value.schedule);
     optional_from_json(in, "resource_limits", value.resource_limits);
+    optional_from_json(in, "security", value.security);
     if (in.contains("resources")) {
         value.resources.asked = true;
         optional_from_json(in, "resources", value.resources.value);

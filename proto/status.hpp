@@ -107,6 +107,10 @@ struct ServiceStatus {
     // start_first (SPEC §14): the pid of the run being replaced while it is alive.
     std::optional<int> draining_pid;
     std::optional<ScheduleInfo> schedule;  // null without `schedule`
+    // SPEC §19: the [security] protections in effect, one a string ("no_new_privileges",
+    // "capabilities CAP_NET_BIND_SERVICE", "protect_system strict", "writable_paths
+    // /srv/data", ...); null without [security].
+    std::optional<std::vector<std::string>> security;
     bool operator==(const ServiceStatus&) const = default;
 };
 

@@ -73,6 +73,7 @@ void service_members(S& v, F&& f) {
     f("restarts", v.restarts);
     f("run", v.run);
     f("schedule", v.schedule);
+    f("security", v.security);
     f("started_at", v.started_at);
     f("state", v.state);
     f("stop_timeout", v.stop_timeout);

@@ -101,6 +101,7 @@ enum class Place {
     applied,      // resource_limits.applied: strings
     not_applied,  // resource_limits.not_applied: objects
     not_applied_entry,
+    security,  // security: strings
     skip
 };
 
@@ -177,6 +178,8 @@ public:
                 break;
             case Place::applied:
                 return fail("\"applied\" has the wrong type in a status row");
+            case Place::security:
+                return fail("\"security\" has the wrong type in a status row");
             default:
                 break;
         }
@@ -215,7 +218,11 @@ public:
             limits.not_applied.clear();
             return enter(Place::not_applied);
         }
-        if (where == Place::applied || where == Place::not_applied) {
+        if (where == Place::service && m_key == "security") {
+            m_rows.back().security.emplace();
+            return enter(Place::security);
+        }
+        if (where == Place::applied || where == Place::not_applied || where == Place::security) {
             return fail("\"resource_limits\" has the wrong type in a status row");
         }
         if (known_member(where)) {
@@ -389,6 +396,12 @@ private:
                 return true;
             case Place::not_applied:
                 return fail("\"not_applied\" has the wrong type in a status row");
+            case Place::security:
+                if (value.kind != Scalar::Kind::string) {
+                    return fail("\"security\" has the wrong type in a status row");
+                }
+                row->security->push_back(std::move(*value.string));
+                return true;
             case Place::not_applied_entry:
                 return set(
                     row->resource_limits->not_applied.back(),

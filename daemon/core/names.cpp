@@ -60,6 +60,8 @@ std::string_view to_string(KilledBy by) {
             return "ready_timeout";
         case KilledBy::operator_:
             return "operator";
+        case KilledBy::memory:
+            return "memory";
     }
     return "unknown";
 }

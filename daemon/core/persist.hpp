@@ -41,8 +41,10 @@ namespace pkit::core {
 // The version of the state file this pkitd writes, and the oldest it still reads
 // (`pkitd --upgrade-check` lists them all). Version 2 added a paused run's record,
 // an exit's oom_killed and a service's oom_kills (SPEC §15), and the counts `scale` set;
-// version 3 the client connections (the shell's part alone).
-inline constexpr int k_state_version = 3;
+// version 3 the client connections (the shell's part alone); version 4 a service's
+// memory_kills and its run's measurements over memory_max in a row (SPEC §20), and
+// `killed_by` memory.
+inline constexpr int k_state_version = 4;
 inline constexpr int k_oldest_state_version = 1;
 
 template <class Archive>
@@ -97,7 +99,12 @@ void persist_exit(Archive& a, ExitRecord& e) {
     if (a.version() >= 2) {
         a.value("oom_killed", e.oom_killed);
     }
-    a.enumeration("killed_by", e.killed_by, KilledBy::operator_);
+    KilledBy by = e.killed_by;
+    if (a.version() < 4 && by == KilledBy::memory) {
+        by = KilledBy::liveness;  // version 4's; an older pkitd is told its nearest
+    }
+    a.enumeration("killed_by", by, a.version() >= 4 ? KilledBy::memory : KilledBy::operator_);
+    e.killed_by = by;
 }
 
 template <class Archive>
@@ -168,7 +175,13 @@ void Service::persist(Archive& a) {
     }
     m_pid = pid;
     a.value("ready", m_ready);
-    a.enumeration("killing", m_killing, KilledBy::operator_);
+    // KilledBy::memory is version 4's: an older pkitd is told liveness, its nearest.
+    KilledBy killing = m_killing;
+    if (a.version() < 4 && killing == KilledBy::memory) {
+        killing = KilledBy::liveness;
+    }
+    a.enumeration("killing", killing, a.version() >= 4 ? KilledBy::memory : KilledBy::operator_);
+    m_killing = killing;
     a.time("started", m_started);
     a.value("started_wall", m_started_wall);
     a.enumeration("health", m_health, HealthStatus::unhealthy);
@@ -182,6 +195,10 @@ void Service::persist(Archive& a) {
     a.value("liveness_kills", m_liveness_kills);
     if (a.version() >= 2) {
         a.value("oom_kills", m_oom_kills);
+    }
+    if (a.version() >= 4) {
+        a.value("memory_kills", m_memory_kills);
+        a.value("memory_over", m_memory_over);
     }
     std::optional<int> stopped;
     if (m_stopped) {

@@ -114,6 +114,12 @@ std::optional<std::string> match_predicate(const config::Predicate& spec, const 
         return "output line \"" + *output_line + "\" matched " + std::string(table) +
                ".output_matches";
     }
+    if (spec.memory && run.killed_by == KilledBy::memory) {
+        std::string why = "a memory_max stop matched ";
+        why += table;
+        why += ".memory";
+        return why;
+    }
     if (spec.oom && run.oom_killed) {
         std::string why = "an OOM kill matched ";
         why += table;
@@ -166,6 +172,9 @@ std::string describe_run(const RunResult& run, const config::ServiceSpec& spec) 
     if (run.killed_by == KilledBy::liveness) {
         return "the run was killed by its liveness check";
     }
+    if (run.killed_by == KilledBy::memory) {
+        return "the run went over memory_max";
+    }
     if (run.killed_by == KilledBy::ready_timeout) {
         return "the run was not ready in time";
     }
@@ -207,6 +216,10 @@ Decision decide(const config::ServiceSpec& spec, const RunResult& run, PolicySta
             if (run.killed_by == KilledBy::liveness) {
                 return end(StopReason::unhealthy,
                            "the run was killed by its liveness check and the policy is never");
+            }
+            if (run.killed_by == KilledBy::memory) {
+                return end(StopReason::unhealthy,
+                           "the run went over memory_max and the policy is never");
             }
             return end(StopReason::policy_satisfied,
                        describe_run(run, spec) + " and the policy is never");

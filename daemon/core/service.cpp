@@ -26,6 +26,8 @@ std::string ended_words(const ExitRecord& exit) {
             return "timed out";
         case KilledBy::liveness:
             return "failed its liveness check";
+        case KilledBy::memory:
+            return "went over memory_max";
         case KilledBy::operator_:
         case KilledBy::none:
             break;
@@ -104,6 +106,7 @@ void Service::reset_counters() {
     m_storm_pauses = 0;
     m_liveness_kills = 0;
     m_oom_kills = 0;
+    m_memory_kills = 0;
     m_crashes_at_reset = m_crashes;
     m_policy = PolicyState{};
     m_decision = Decision{};
@@ -185,6 +188,7 @@ void Service::on_spawned(std::uint64_t run, pid_t pid, Now now, Actions& out) {
     emit(out, std::move(started));
     m_health = HealthStatus::unknown;
     m_health_failures = 0;
+    m_memory_over = 0;
     m_notify_status.reset();
     if (m_phase == Phase::cancelled) {
         // A stop came while the launch was under way: it is acted on now.

@@ -116,6 +116,12 @@ public:
     void on_probe_result(std::uint64_t run, ProbePurpose purpose, bool ok, Now now, Actions& out);
     // An sd_notify datagram from run `run` (the shell has checked the sender).
     void on_notify(std::uint64_t run, const NotifyMessage& message, Now now, Actions& out);
+    // One measurement of `run`'s memory (SPEC §20, [health] memory_max): `bytes` from its
+    // cgroup's memory.current (`cgroup`) or its processes' RSS. Over memory_max counts
+    // one; the second in a row stops the run as KilledBy::memory (Emit liveness_kill with
+    // the words of the log line), a crash; at or under it the count starts again. Only
+    // for a starting or running run (not paused, not stopping) of a spec with memory_max.
+    void on_memory(std::uint64_t run, std::uint64_t bytes, bool cgroup, Now now, Actions& out);
     // The operator freezes the current run (SPEC §15; service_pause.cpp). Only what
     // can_pause() allows; anything else (paused already included) does nothing.
     void pause(Now now, Actions& out);
@@ -231,6 +237,10 @@ public:
     // Runs the kernel's OOM killer killed in (ProcessExit::oom_killed), reset with the
     // other counters.
     int oom_kills() const { return m_oom_kills; }
+    // Runs stopped over [health] memory_max (on_memory), reset with the other counters.
+    int memory_kills() const { return m_memory_kills; }
+    // The current run's measurements over memory_max in a row.
+    int memory_over() const { return m_memory_over; }
     const std::optional<StopReason>& stopped_reason() const { return m_stopped; }
     const std::optional<ExitRecord>& last_exit() const { return m_last_exit; }
     const std::optional<std::string>& last_launch_error() const { return m_last_launch_error; }
@@ -334,6 +344,8 @@ private:
     int m_storm_pauses = 0;
     int m_liveness_kills = 0;
     int m_oom_kills = 0;
+    int m_memory_kills = 0;
+    int m_memory_over = 0;  // the current run's measurements over memory_max in a row
     std::optional<StopReason> m_stopped;
     std::optional<ExitRecord> m_last_exit;
     std::optional<std::string> m_last_launch_error;

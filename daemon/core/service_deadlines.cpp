@@ -3,6 +3,8 @@
 
 #include "daemon/core/service.hpp"
 
+#include "config/values.hpp"
+
 namespace pkit::core {
 
 bool Service::fire(Timer t, Now now) {
@@ -158,6 +160,29 @@ void Service::health_result(bool ok, Now now, Actions& out) {
         clear_probes();
         begin_stop(now, out, KilledBy::liveness, std::nullopt);
     }
+}
+
+void Service::on_memory(std::uint64_t run, std::uint64_t bytes, bool cgroup, Now now,
+                        Actions& out) {
+    const auto& limit = m_spec.health->memory_max;
+    if (run != m_run || m_pid == 0 || !limit ||
+        (m_phase != Phase::starting && m_phase != Phase::running)) {
+        return;
+    }
+    if (bytes <= *limit) {
+        m_memory_over = 0;
+        return;
+    }
+    if (++m_memory_over < 2) {
+        return;
+    }
+    ++m_memory_kills;
+    Event e = event(EventType::liveness_kill, now);
+    e.reason = "over memory_max " + config::format_size(*limit) + " (" +
+               (cgroup ? "memory.current " : "RSS ") + std::to_string(bytes >> 20) + "MiB)";
+    emit(out, std::move(e));
+    clear_probes();
+    begin_stop(now, out, KilledBy::memory, std::nullopt);
 }
 
 void Service::on_notify(std::uint64_t run, const NotifyMessage& message, Now now, Actions& out) {

@@ -110,6 +110,7 @@ enum class Input {
     restamp,
     restore,
     resumed,
+    memory,
 };
 
 // An input's row word, the member function of Service it calls, and whether it names
@@ -191,6 +192,8 @@ constexpr InputWords words_of(Input input) {
             return {"restore", "persist"};
         case Input::resumed:
             return {"resumed", "resumed"};
+        case Input::memory:
+            return {"memory", "on_memory", true};
     }
     return {};
 }
@@ -238,6 +241,7 @@ constexpr InputWords words_of(Input input) {
 //   restamp           ·    ·    ·    ·    ·    ·    ·    ·    ·    ·    ·    ·    ·    ·
 //   restore           -    -    -    -    -    -    -    -    -    -    -    -    -    -
 //   resumed           -    -    -    -    -    -    -    -    -    -    -    -    -    -
+//   memory            -    -    -    ·    -    ·    -    -    -    -    -    -    -    -
 //
 //   want_up        (operator start, autostart) wanted up; from an end, counters
 //                  reset (fresh); a backoff's or pause's rest skipped; stopping or
@@ -309,6 +313,9 @@ constexpr InputWords words_of(Input input) {
 //                  every phase. The Supervisor refuses an upgrade while a launch is in
 //                  flight or a replaced run drains (busy_for_upgrade): the state file
 //                  holds one run a service, and a replaced run is dropped
+//   memory         (SPEC §20) a measurement of the run over [health] memory_max: counted
+//                  (·); the second in a row: Emit liveness_kill, → stop (killed_by
+//                  memory). At or under it: the count starts again. Paused, stopping: "-"
 //   resumed        (after restore) a probe attempt in flight at the hand-over did not
 //                  survive it: it is due now. No probe in flight (every column here): "-"
 //
@@ -356,6 +363,7 @@ constexpr InputWords words_of(Input input) {
 //   restamp             ·      ·      ·      ·      ·      ·      ·
 //   restore             -      wait   lnch   strt   stop   run    stpd
 //   resumed             -      -      -      -      -      -      -
+//   memory              ·      -      -      ·      -      ·      -
 //
 //   replace_run    (begin_replacement) a ready, running `type = "service"` run with
 //                  nothing replacing: the run is the replaced run, the current one a new
@@ -421,6 +429,7 @@ constexpr InputWords words_of(Input input) {
 //   restamp           ·      ·      ·      ·      ·      ·      ·      ·
 //   restore           -      -      -      -      -      -      -      -
 //   resumed           -      -      -      -      -      -      -      -
+//   memory            -      -      -      -      ·      -      -      -
 //
 //   arm            armed for the next tick, or for none (nullopt: no time comes; armed
 //                  all the same); armed already: the tick replaced

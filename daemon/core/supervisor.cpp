@@ -382,6 +382,12 @@ void Supervisor::on_probe_result(std::size_t service, std::uint64_t run, ProbePu
     settle(now);
 }
 
+void Supervisor::on_memory(std::size_t service, std::uint64_t run, std::uint64_t bytes, bool cgroup,
+                           Now now) {
+    touch(service).on_memory(run, bytes, cgroup, now, m_actions);
+    settle(now);
+}
+
 void Supervisor::on_notify(std::size_t service, std::uint64_t run, const NotifyMessage& message,
                            Now now) {
     touch(service).on_notify(run, message, now, m_actions);

@@ -51,6 +51,9 @@ public:
     void on_probe_result(std::size_t service, std::uint64_t run, ProbePurpose purpose, bool ok,
                          Now now);
     void on_notify(std::size_t service, std::uint64_t run, const NotifyMessage& message, Now now);
+    // A measurement of a run's memory (SPEC §20; Service::on_memory).
+    void on_memory(std::size_t service, std::uint64_t run, std::uint64_t bytes, bool cgroup,
+                   Now now);
     void on_output(std::size_t service, std::uint64_t run, Stream stream, std::string_view text,
                    double wall);
 

@@ -78,7 +78,8 @@ enum class StopReason {
 };
 
 // Why pkitd itself ended a run (SPEC §5 `last_exit.killed_by`).
-enum class KilledBy { none, liveness, timeout, ready_timeout, operator_ };
+// `memory`: over [health] memory_max at two measurements in a row (SPEC §20).
+enum class KilledBy { none, liveness, timeout, ready_timeout, operator_, memory };
 
 enum class Stream { stdout_, stderr_ };
 

@@ -111,6 +111,18 @@ Daemon::Daemon(uv_loop_t* loop, core::Supervisor supervisor, DaemonOptions optio
                  m_options.socket_path, m_options.socket_from_config) {
     m_supervisor.set_random(
         [this] { return std::uniform_real_distribution<double>(0.0, 1.0)(m_rng); });
+    m_memory = std::make_unique<MemoryWatch>(
+        loop, m_supervisor, [this](const auto& services) { return run_cgroup_reads(services); },
+        [this](const std::vector<MemorySample>& samples) {
+            // memory.current only where the memory controller is on: else the RSS.
+            const auto on = m_cgroups.info().controllers;
+            const bool current = std::ranges::find(on, "memory") != on.end();
+            for (const MemorySample& m : samples) {
+                m_supervisor.on_memory(m.service, m.run, m.bytes, m.cgroup && current, now());
+            }
+            pump();
+        });
+    m_memory->refresh();
     // When the timer fires, in this order: leftovers' kills, held exits' cgroup kills.
     m_deadlines.add(m_leftovers);
     m_deadlines.add(m_cgroups);
@@ -591,6 +603,7 @@ core::ReloadOutcome Daemon::apply_tree(config::Tree tree,
     }
     // Changed [resources] go to the cgroups of the services that have one now.
     m_cgroups.apply_all_limits();
+    m_memory->refresh();  // memory_max's intervals
     pump();
     return outcome;
 }

@@ -32,6 +32,7 @@
 #include "daemon/shell/launch/run_records.hpp"
 #include "daemon/shell/launch/signal_pace.hpp"
 #include "daemon/shell/listen/listen_sockets.hpp"
+#include "daemon/shell/memory/memory_watch.hpp"
 #include "daemon/shell/probes/run_probes.hpp"
 #include "daemon/shell/reload/reloader.hpp"
 #include "daemon/shell/runs/leftovers.hpp"
@@ -185,6 +186,8 @@ private:
     SystemdNotifier m_systemd;
     // The owners, each in its room (destroyed in the reverse of this order).
     Cgroups m_cgroups;
+    // [health] memory_max (SPEC §20): the measurements, off the loop (memory/).
+    std::unique_ptr<MemoryWatch> m_memory;
     Leftovers m_leftovers;
     RunProbes m_probes;
     RunNotify m_notify;

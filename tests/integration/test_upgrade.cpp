@@ -185,7 +185,7 @@ TEST_CASE("an upgrade to a binary that fails its check changes nothing") {
         {dir.file("missing"), "No such file or directory"},
         {dir.file("not-executable"), "is not an executable file"},
         {"/bin/false", "--upgrade-check exited 1"},
-        {dir.file("other-format"), "does not read state format 3 or 2"},
+        {dir.file("other-format"), "does not read state format 4 or 3 or 2"},
         {dir.file("silent"), "did not say which pkitd it is"},
         {"relative/pkitd", "must be an absolute path"},
     };

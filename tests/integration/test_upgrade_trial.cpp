@@ -50,10 +50,10 @@ TEST_CASE("an upgrade to a binary that cannot resume this state changes nothing"
          "cannot resume this pkitd's state: its trial did not finish within 10 s"},
         // A pkitd that claims the format but meets, in the trial, a state of the next.
         {resume_wrapper(dir, "next-format", "*\" --state \"*",
-                        "sed 's/\"version\":3,/\"version\":4,/' <&3 >" + dir.file("next-state") +
+                        "sed 's/\"version\":4,/\"version\":5,/' <&3 >" + dir.file("next-state") +
                             "\n    exec " + std::string(PKITD_BIN) + " --upgrade-check --state 5 " +
                             "--config " + dir.str() + " 5<" + dir.file("next-state")),
-         "pkitd: cannot resume this state: state version 4, this pkitd reads 1 to 3"},
+         "pkitd: cannot resume this state: state version 5, this pkitd reads 1 to 4"},
     };
     for (const auto& [binary, why] : cases) {
         CAPTURE(binary);
@@ -79,8 +79,8 @@ TEST_CASE("pkitd --upgrade-check --state refuses a state of the next format or c
     TempDir dir;
     dir.service("web", runner_toml());
     const std::vector<std::pair<std::string, std::string>> cases{
-        {"{\"format\":\"pkit-state\",\"version\":4}", "state version 4, this pkitd reads 1 to 3"},
-        {"{\"format\":\"pkit-state\",\"version\":3,\"core\":{\"serv", "the state is not JSON"},
+        {"{\"format\":\"pkit-state\",\"version\":5}", "state version 5, this pkitd reads 1 to 4"},
+        {"{\"format\":\"pkit-state\",\"version\":4,\"core\":{\"serv", "the state is not JSON"},
     };
     for (const auto& [text, why] : cases) {
         write_file(dir.file("state"), text);

@@ -12,12 +12,14 @@ struct ResourcesPass::Work {
 };
 
 ResourcesPass* ResourcesPass::start(uv_loop_t* loop, std::vector<pid_t> groups,
-                                    std::vector<RunCgroupRead> cgroups, bool read_own, Done done) {
+                                    std::vector<RunCgroupRead> cgroups, bool read_own, Done done,
+                                    bool descendants) {
     std::unique_ptr<ResourcesPass> pass(new ResourcesPass());
     const std::size_t shares = std::clamp(uv_available_parallelism(), 1U, k_pass_threads);
     pass->m_groups = std::move(groups);
     pass->m_cgroups = std::move(cgroups);
     pass->m_read_own = read_own;
+    pass->m_descendants = descendants;
     pass->m_done = std::move(done);
     pass->m_scans.resize(shares);
     pass->m_share_count = static_cast<unsigned>(shares);
@@ -58,8 +60,8 @@ void ResourcesPass::scan_shares() {
     const unsigned count = m_share_count;
     for (unsigned k = m_next_share++; k < count; k = m_next_share++) {
         try {
-            m_scans[k] =
-                scan_group_resources(m_groups, {k, count}, runs_have_cgroups(m_groups, m_cgroups));
+            m_scans[k] = scan_group_resources(
+                m_groups, {k, count}, m_descendants || runs_have_cgroups(m_groups, m_cgroups));
         } catch (...) {
             m_scans[k] = {};  // out of memory: this share shows nothing
         }
@@ -71,7 +73,7 @@ void ResourcesPass::scan_shares() {
 
 void ResourcesPass::finish() {
     try {
-        m_resources = finish_run_resources(m_groups, m_cgroups, std::move(m_scans));
+        m_resources = finish_run_resources(m_groups, m_cgroups, std::move(m_scans), m_descendants);
         if (m_read_own) {
             m_own = read_own_process();
         }

@@ -30,11 +30,12 @@ public:
     // out of memory), and pkitd's own process when asked for.
     using Done = std::function<void(std::vector<proto::Resources>, std::optional<OwnProcess>)>;
 
-    // Queues a pass over `groups` (and `cgroups`, see read_run_resources); `done` is
-    // called on the loop on a later turn. Null when the pool took no work: `done` is
-    // then never called.
+    // Queues a pass over `groups` (and `cgroups` and `descendants`, see
+    // read_run_resources); `done` is called on the loop on a later turn. Null when the
+    // pool took no work: `done` is then never called.
     static ResourcesPass* start(uv_loop_t* loop, std::vector<pid_t> groups,
-                                std::vector<RunCgroupRead> cgroups, bool read_own, Done done);
+                                std::vector<RunCgroupRead> cgroups, bool read_own, Done done,
+                                bool descendants = false);
 
     // For an owner that goes away first: `done` is never called, and what has not
     // started is cancelled. The pass frees itself once libuv hands back its items.
@@ -55,6 +56,7 @@ private:
     std::vector<pid_t> m_groups;
     std::vector<RunCgroupRead> m_cgroups;
     bool m_read_own = false;
+    bool m_descendants = false;
     Done m_done;
     std::vector<GroupScan> m_scans;              // one a share
     std::vector<std::unique_ptr<Work>> m_works;  // one a share; those queued

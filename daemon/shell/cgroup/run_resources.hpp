@@ -29,9 +29,13 @@ struct RunCgroupRead {
 // CPU time is cpu.stat usage_usec less the base (what exited processes used counts)
 // and its memory memory.current; each falls back to the /proc figure of the process
 // group when its file is missing (memory.current without the memory controller).
+// With `descendants` (SPEC §20's measure), a run without a cgroup also counts the
+// descendants of its main process (the group's leader) that left its group: a daemon
+// that called setsid(), as long as its parent lives.
 // Only file reads: safe off the loop.
 std::vector<proto::Resources> read_run_resources(const std::vector<pid_t>& groups,
-                                                 const std::vector<RunCgroupRead>& cgroups);
+                                                 const std::vector<RunCgroupRead>& cgroups,
+                                                 bool descendants = false);
 
 // read_run_resources in two steps, for a pass split among threads: each share's
 // scan_group_resources (with others when runs_have_cgroups), then, once all are in,
@@ -39,6 +43,7 @@ std::vector<proto::Resources> read_run_resources(const std::vector<pid_t>& group
 bool runs_have_cgroups(const std::vector<pid_t>& groups, const std::vector<RunCgroupRead>& cgroups);
 std::vector<proto::Resources> finish_run_resources(const std::vector<pid_t>& groups,
                                                    const std::vector<RunCgroupRead>& cgroups,
-                                                   std::vector<GroupScan> scans);
+                                                   std::vector<GroupScan> scans,
+                                                   bool descendants = false);
 
 }  // namespace pkit::shell

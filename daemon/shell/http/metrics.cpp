@@ -112,6 +112,7 @@ MetricsSnapshot snapshot_metrics(const MetricsInput& input) {
         row.crashes = static_cast<double>(s.crashes_counted());
         row.liveness_kills = static_cast<double>(s.liveness_kills());
         row.oom_kills = static_cast<double>(s.oom_kills());
+        row.memory_kills = static_cast<double>(s.memory_kills());
         row.storm_pauses = static_cast<double>(s.storm_pauses());
         if (s.last_exit() && s.last_exit()->code) {
             row.last_exit_code = *s.last_exit()->code;
@@ -167,6 +168,8 @@ constexpr std::array k_families{
     Family{"pkit_service_oom_kills_total", "counter",
            "Runs during which the kernel's OOM killer killed a process of the service's cgroup.",
            [](const MetricsRow& r) -> std::optional<double> { return r.oom_kills; }},
+    Family{"pkit_service_memory_kills_total", "counter", "Runs stopped over [health] memory_max.",
+           [](const MetricsRow& r) -> std::optional<double> { return r.memory_kills; }},
     Family{"pkit_service_storm_pauses_total", "counter", "Pauses of the service's own storm guard.",
            [](const MetricsRow& r) -> std::optional<double> { return r.storm_pauses; }},
     Family{"pkit_service_last_exit_code", "gauge",

@@ -43,6 +43,7 @@ struct MetricsRow {
     std::optional<bool> healthy;  // services with a liveness probe only
     double runs = 0, restarts = 0, crashes = 0, liveness_kills = 0, storm_pauses = 0;
     double oom_kills = 0;
+    double memory_kills = 0;  // SPEC §20
     std::optional<double> last_exit_code;
     std::optional<double> start_time;
     proto::Resources resources;

@@ -96,10 +96,13 @@ bool parse_proc_stat(std::string_view line, ProcStat& out) {
         }
     }
     out.state = fields[0].front();
+    long long ppid = 0;
     long long pgid = 0;
-    bool ok = to_number(fields[2], pgid) && to_number(fields[11], out.utime) &&
-              to_number(fields[12], out.stime) && to_number(fields[13], out.cutime) &&
-              to_number(fields[14], out.cstime) && to_number(fields[21], out.rss_pages);
+    bool ok = to_number(fields[1], ppid) && to_number(fields[2], pgid) &&
+              to_number(fields[11], out.utime) && to_number(fields[12], out.stime) &&
+              to_number(fields[13], out.cutime) && to_number(fields[14], out.cstime) &&
+              to_number(fields[21], out.rss_pages);
+    out.ppid = static_cast<pid_t>(ppid);
     out.pgid = static_cast<pid_t>(pgid);
     return ok;
 }
@@ -142,6 +145,9 @@ GroupScan scan_group_resources(const std::vector<pid_t>& pgids, ProcShare share,
         if (n == 0 || !parse_proc_stat(std::string_view(buffer, n), stat)) {
             continue;
         }
+        if (with_others) {
+            scan.parents.emplace_back(stat.ppid, static_cast<pid_t>(pid));
+        }
         auto it = std::ranges::lower_bound(wanted, std::pair{stat.pgid, std::size_t{0}});
         bool in_group = it != wanted.end() && it->first == stat.pgid;
         if (in_group) {
@@ -156,7 +162,38 @@ GroupScan scan_group_resources(const std::vector<pid_t>& pgids, ProcShare share,
     }
     ::closedir(proc);
     std::ranges::sort(scan.others, {}, &std::pair<pid_t, proto::Resources>::first);
+    std::ranges::sort(scan.parents);
     return scan;
+}
+
+std::vector<std::pair<pid_t, std::size_t>> descendants(const std::vector<GroupScan>& scans,
+                                                       const std::vector<pid_t>& roots) {
+    std::vector<std::pair<pid_t, pid_t>> parents;  // (parent, child), every share's
+    for (const GroupScan& scan : scans) {
+        parents.insert(parents.end(), scan.parents.begin(), scan.parents.end());
+    }
+    std::ranges::sort(parents);
+    std::vector<std::pair<pid_t, std::size_t>> out;
+    std::vector<pid_t> frontier;
+    for (std::size_t k = 0; k < roots.size(); ++k) {
+        if (roots[k] <= 0) {
+            continue;
+        }
+        frontier.assign(1, roots[k]);
+        // A tree: each pid has one parent, so each is reached once; the bound only
+        // guards against a pid read twice under two parents (reused between reads).
+        for (std::size_t seen = 0; !frontier.empty() && seen <= parents.size(); ++seen) {
+            const pid_t parent = frontier.back();
+            frontier.pop_back();
+            auto [first, last] =
+                std::ranges::equal_range(parents, parent, {}, &std::pair<pid_t, pid_t>::first);
+            for (auto it = first; it != last; ++it) {
+                out.emplace_back(it->second, k);
+                frontier.push_back(it->second);
+            }
+        }
+    }
+    return out;
 }
 
 std::vector<proto::Resources> add_group_scans(std::vector<GroupScan> scans,

@@ -35,12 +35,22 @@ struct ProcShare {
 // live process has processes 0), and, when `with_others`, each process outside them
 // (pid, its figures; sorted by pid), where add_group_scans finds the members: processes
 // a run's cgroup lists that left its process group.
+// With `with_others`, `parents` holds (parent pid, pid) of every process read, groups'
+// included, sorted: where descendants() finds the processes a run's main process
+// started that left its group.
 struct GroupScan {
     std::vector<proto::Resources> sums;
     std::vector<std::pair<pid_t, proto::Resources>> others;
+    std::vector<std::pair<pid_t, pid_t>> parents;
 };
 GroupScan scan_group_resources(const std::vector<pid_t>& pgids, ProcShare share = {},
                                bool with_others = false);
+// Every descendant of each of `roots` (pid, position in `roots`; a root of 0 has
+// none), from the shares' `parents`: the members add_group_scans adds when they are
+// outside every group (those inside are counted already). A process whose parent
+// exited was re-parented and is no one's descendant any more.
+std::vector<std::pair<pid_t, std::size_t>> descendants(const std::vector<GroupScan>& scans,
+                                                       const std::vector<pid_t>& roots);
 // The shares' sums added up (for each position, the groups' processes in every share),
 // with the figures of each of `members` found among their others.
 std::vector<proto::Resources> add_group_scans(
@@ -62,6 +72,7 @@ std::int64_t count_own_fds_listed();
 
 // One /proc/PID/stat line, parsed: the fields the sums need. Pure, for tests.
 struct ProcStat {
+    pid_t ppid = 0;
     pid_t pgid = 0;
     char state = '?';
     unsigned long long utime = 0, stime = 0;  // clock ticks

@@ -235,6 +235,12 @@ void run_child(const ChildPlan& plan, ChildFds fds, bool in_cgroup, int unshare_
             fail(report_fd, ChildStage::rlimit, static_cast<int>(i));
         }
     }
+    if (plan.sandbox.any()) {
+        if (SandboxResult failed = sandbox_before_credentials(plan.sandbox);
+            failed != k_sandbox_ok) {
+            fail(report_fd, ChildStage::sandbox, failed);
+        }
+    }
     if (!plan.cwd.empty() && chdir(plan.cwd.c_str()) != 0) {
         fail(report_fd, ChildStage::cwd);
     }
@@ -247,6 +253,12 @@ void run_child(const ChildPlan& plan, ChildFds fds, bool in_cgroup, int unshare_
         if (syscall(SYS_setgroups, plan.groups.size(), plan.groups.data()) != 0 ||
             syscall(SYS_setgid, plan.gid) != 0 || syscall(SYS_setuid, plan.uid) != 0) {
             fail(report_fd, ChildStage::credentials);
+        }
+    }
+    if (plan.sandbox.any()) {
+        if (SandboxResult failed = sandbox_after_credentials(plan.sandbox);
+            failed != k_sandbox_ok) {
+            fail(report_fd, ChildStage::sandbox, failed);
         }
     }
     execve(plan.path.c_str(), plan.argv.data(), plan.envp.data());

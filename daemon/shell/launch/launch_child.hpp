@@ -15,18 +15,19 @@
 #include <vector>
 
 #include "daemon/shell/launch/run_records.hpp"
+#include "daemon/shell/launch/sandbox_child.hpp"
 
 namespace pkit::shell {
 
 // Where the child failed; the parent turns it into a LaunchError.
-enum class ChildStage : int { setup, rlimit, cwd, credentials, exec, cgroup };
+enum class ChildStage : int { setup, rlimit, cwd, credentials, exec, cgroup, sandbox };
 
 // What a failed child writes to the report pipe before _exit(127). Smaller than
 // PIPE_BUF, so the write is atomic.
 struct ChildReport {
     int stage = 0;   // ChildStage
     int error = 0;   // errno
-    int index = -1;  // the rlimit that failed, for ChildStage::rlimit
+    int index = -1;  // the rlimit that failed (ChildStage::rlimit), the sandbox step's label
 };
 
 struct ChildRlimit {
@@ -69,6 +70,9 @@ struct ChildPlan {
     // clone3 cannot (join_cgroup); -1: none.
     int cgroup_dir_fd = -1;
     int cgroup_procs_fd = -1;
+    // SPEC §19 [security]: applied after the rlimits and before cwd (namespaces, mounts,
+    // bounding set) and after the user change (capability sets, no_new_privileges).
+    ChildSandbox sandbox;
 };
 
 // The child's ends of its pipes (all close-on-exec in the parent).
@@ -83,8 +87,9 @@ void close_fds(std::initializer_list<int> fds);
 
 // Runs in the freshly cloned child with every signal blocked: new session, its run record,
 // default
-// dispositions, empty mask, stdio, no other fd across exec, RLIMIT_NOFILE, umask, rlimits, cwd,
-// credentials, execve. Never returns: on failure it writes a ChildReport to
+// dispositions, empty mask, stdio, no other fd across exec, RLIMIT_NOFILE, umask, rlimits,
+// the sandbox's namespaces and mounts, cwd, credentials, the sandbox's capabilities and
+// no_new_privileges, execve. Never returns: on failure it writes a ChildReport to
 // fds.report_fd and calls _exit(127).
 // With `unshare_below` > 0 the child shares the caller's descriptor table and, once it
 // has joined its cgroup, led its session and written its record (writes only), takes a

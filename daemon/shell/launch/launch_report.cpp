@@ -59,6 +59,14 @@ LaunchFailure describe(const ChildReport& report, const LaunchContext& context) 
             return make_failure(exec_error_kind(report.error), context.path, reason);
         case ChildStage::cgroup:
             return make_failure(LaunchError::resources, "cgroup " + context.cgroup, reason);
+        case ChildStage::sandbox: {
+            const auto index = static_cast<std::size_t>(report.index);
+            return make_failure(LaunchError::sandbox,
+                                report.index >= 0 && index < context.sandbox.size()
+                                    ? context.sandbox[index]
+                                    : std::string("[security]"),
+                                reason);
+        }
     }
     return make_failure(LaunchError::other, context.path, reason);
 }

@@ -228,6 +228,12 @@ std::expected<std::unique_ptr<PreparedLaunch>, LaunchFailure> prepare_launch(
         rlim_t value = limit.value ? static_cast<rlim_t>(*limit.value) : RLIM_INFINITY;
         plan.rlimits.push_back({limit.resource, rlimit{value, value}});
     }
+    std::vector<std::string> sandbox_labels;
+    if (spec.security->any()) {
+        const uid_t run_uid = credentials->change ? credentials->uid : geteuid();
+        plan.sandbox = plan_sandbox(*spec.security, run_uid, !plan.cwd.empty(), prepared->sandbox,
+                                    sandbox_labels);
+    }
     plan.change_credentials = credentials->change;
     plan.uid = credentials->uid;
     plan.gid = credentials->gid;
@@ -262,6 +268,7 @@ std::expected<std::unique_ptr<PreparedLaunch>, LaunchFailure> prepare_launch(
     context.path = plan.path;
     context.cwd = plan.cwd;
     context.user = std::move(credentials->label);
+    context.sandbox = std::move(sandbox_labels);
     for (const auto& limit : process.rlimits) {
         context.rlimits.push_back(limit.name);
     }

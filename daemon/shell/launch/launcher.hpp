@@ -21,6 +21,7 @@
 #include "config/model.hpp"
 #include "daemon/shell/launch/launch_child.hpp"
 #include "daemon/shell/launch/launch_listen.hpp"
+#include "daemon/shell/launch/sandbox_plan.hpp"
 
 namespace pkit::shell {
 
@@ -75,6 +76,7 @@ struct LaunchContext {
     std::string user;                  // the user (or group) as written
     std::vector<std::string> rlimits;  // the names of the spec's rlimits, in order
     std::string cgroup;                // the cgroup directory joined, or empty
+    std::vector<std::string> sandbox;  // what each [security] step's failure names
 };
 
 // A cloned child whose exec is not confirmed yet (its report not read). The fds are the parent's
@@ -109,6 +111,7 @@ struct PreparedLaunch {
     ChildFds child{-1, -1, -1};       // the child's ends
     StartedLaunch parent;             // pkitd's ends and the context; pid -1
     std::vector<int> listen_scratch;  // plan.listen.scratch points here
+    SandboxStore sandbox;             // plan.sandbox points here
 };
 
 // Everything of a launch that allocates or may fail before the child exists: the

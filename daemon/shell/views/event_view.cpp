@@ -3,6 +3,7 @@
 #include <cstdio>
 
 #include "config/values.hpp"
+#include "daemon/shell/launch/sandbox_plan.hpp"
 
 namespace pkit::shell {
 
@@ -153,6 +154,8 @@ std::string exit_words(const core::ExitRecord& exit, int stop_signal) {
             return text + " (liveness check failed)";
         case core::KilledBy::ready_timeout:
             return text + " (not ready in time)";
+        case core::KilledBy::memory:
+            return text + " (over memory_max)";
         case core::KilledBy::operator_:
         case core::KilledBy::none:
             break;
@@ -195,6 +198,9 @@ std::string end_text(const std::string& who, const core::Event& event, const End
             const std::string state = facts.state == core::State::done ? "done" : "failed";
             switch (facts.reason.value_or(core::StopReason::policy_satisfied)) {
                 case core::StopReason::unhealthy:
+                    if (facts.last_exit && facts.last_exit->killed_by == core::KilledBy::memory) {
+                        return who + ": " + state + ": stopped over memory_max";
+                    }
                     return who + ": " + state + ": killed by its liveness check";
                 case core::StopReason::predicate:
                 case core::StopReason::gave_up:
@@ -273,6 +279,9 @@ std::string event_text(const core::Event& event, const EndFacts* facts) {
             }
             return who + ": ready (" + run + ")";
         case core::EventType::liveness_kill:
+            if (event.reason.starts_with("over memory_max")) {  // SPEC §20
+                return who + ": " + event.reason + ": stopping (" + run + ")";
+            }
             return who + ": liveness check failed; stopping the run (" + run + ")";
         case core::EventType::health:
             return who + ": health " + event.reason;
@@ -359,6 +368,9 @@ proto::ServiceStatus service_status(const core::Service& s, core::Now now) {
     }
     if (s.has_schedule()) {
         st.schedule = schedule_info(s);
+    }
+    if (s.spec().security->any()) {
+        st.security = sandbox_words(*s.spec().security);
     }
     return st;
 }

@@ -96,6 +96,7 @@ Tick tick_at(double seconds) {
 // The plain grid: a plain service, but for what its column needs.
 config::ServiceSpec plain_spec(const std::string& column) {
     config::ServiceSpec s = spec("web");
+    s.health.edit().memory_max = 1 << 20;
     s.stop_when.edit().exit_codes = {0};  // exit 0: done
     if (column == "strt") {
         s.ready.edit().notify = true;
@@ -153,6 +154,7 @@ void bring_plain(Driver& d, const std::string& column) {
 // notify within 500ms.
 config::ServiceSpec start_first_spec(const std::string&) {
     config::ServiceSpec s = spec("web");
+    s.health.edit().memory_max = 1 << 20;
     s.restart.order = config::RestartOrder::start_first;
     s.ready.edit().notify = true;
     s.ready.edit().timeout = 500ms;
@@ -188,6 +190,7 @@ void bring_start_first(Driver& d, const std::string& column) {
 // The schedule grid: a oneshot job every 10s, done on exit 0, retried on a failure.
 config::ServiceSpec schedule_spec(const std::string& column) {
     config::ServiceSpec s = spec("backup");
+    s.health.edit().memory_max = 1 << 20;
     s.type = config::ServiceType::oneshot;
     s.schedule = config::parse_schedule("every 10s").value();
     s.affects_readiness = false;
@@ -339,6 +342,10 @@ void feed(Driver& d, Input input, std::uint64_t run) {
             return s.on_probe_result(run, ProbePurpose::health, true, now, d.out);
         case Input::health_failed:
             return s.on_probe_result(run, ProbePurpose::health, false, now, d.out);
+        case Input::memory:
+            // One measurement over the 1 MiB every grid's spec sets (a second in a row
+            // would stop the run: tests/unit/core/test_memory.cpp).
+            return s.on_memory(run, 2 << 20, false, now, d.out);
         case Input::notify: {
             NotifyMessage message = ready_message();
             message.status = "serving";

@@ -148,6 +148,8 @@ Seen observe(const Service& s) {
     answer("storm_pauses", s.storm_pauses());
     answer("liveness_kills", s.liveness_kills());
     answer("oom_kills", s.oom_kills());
+    answer("memory_kills", s.memory_kills());
+    answer("memory_over", s.memory_over());
     answer("stopped_reason", text(s.stopped_reason()));
     answer("last_exit", exit_text(s.last_exit()));
     answer("last_launch_error", text(s.last_launch_error()));

@@ -51,6 +51,14 @@ inline ServiceStatus awkward_status(int k) {
                                .not_applied = {{"memory_max", "no \"memory\" controller"},
                                                {"pids_max", "cannot write pids.max"}}};
     }
+    if (k % 5 == 2) {
+        // [security] in effect (SPEC §19); an empty list stands for a section of defaults.
+        status.security =
+            k % 10 == 2
+                ? std::vector<std::string>{"no_new_privileges", "capabilities CAP_NET_BIND_SERVICE",
+                                           "writable_paths /srv/\"data\""}
+                : std::vector<std::string>{};
+    }
     if (k % 3 == 1) {
         status.resources.asked = true;
         if (k % 2) {

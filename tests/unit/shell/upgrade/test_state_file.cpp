@@ -3,6 +3,7 @@
 
 #include <doctest/doctest.h>
 
+#include <csignal>
 #include <limits>
 
 #include "daemon/core/persist.hpp"
@@ -293,7 +294,7 @@ core::Supervisor paused_at_two() {
 TEST_CASE("a paused run is handed over paused, with what was left of its deadlines") {
     core::Supervisor before = paused_at_two();
     const std::string doc = write_state(before, facts(), mono(5));
-    CHECK(json::parse(doc)["version"] == 3);
+    CHECK(json::parse(doc)["version"] == 4);
     CHECK(json::parse(doc)["core"]["services"]["api"]["paused"] == true);
     core::Supervisor after = [] {
         config::ServiceSpec api = spec("api");
@@ -313,6 +314,62 @@ TEST_CASE("a paused run is handed over paused, with what was left of its deadlin
     after.resume_service(0, at(20));
     CHECK(after.service(0).state() == core::State::running);
     CHECK(after.next_deadline() == mono(28));
+}
+
+// `web` with memory_max: its run 1 stopped over it (killed_by memory, ended), run 2
+// running with one measurement over the limit counted (SPEC §20).
+config::ServiceSpec memory_limited() {
+    config::ServiceSpec web = spec("web");
+    web.health.edit().memory_max = 200ULL << 20;
+    return web;
+}
+
+core::Supervisor memory_state() {
+    core::Supervisor sup = supervisor({memory_limited()});
+    sup.start(at(0));
+    sup.on_spawned(0, 1, 100, at(0.1));
+    sup.on_memory(0, 1, 300ULL << 20, false, at(1));
+    sup.on_memory(0, 1, 300ULL << 20, false, at(2));
+    CHECK(sup.on_exit(100, killed(SIGTERM), at(2.1)));
+    sup.take_actions();
+    sup.on_time(at(10));  // the restart, past its backoff
+    sup.take_actions();
+    sup.on_spawned(0, 2, 101, at(10));
+    sup.on_memory(0, 2, 300ULL << 20, false, at(11));
+    sup.take_actions();
+    return sup;
+}
+
+TEST_CASE("memory_max: the kills, the count over the limit and killed_by memory are handed over") {
+    core::Supervisor before = memory_state();
+    const core::Service& was = before.service(0);
+    REQUIRE(was.memory_kills() == 1);
+    REQUIRE(was.memory_over() == 1);
+    REQUIRE(was.last_exit().has_value());
+    REQUIRE(was.last_exit()->killed_by == core::KilledBy::memory);
+    const std::string doc = write_state(before, facts(), mono(12));
+    core::Supervisor after = supervisor({memory_limited()});
+    REQUIRE(apply_state(tree_of(doc), after, mono(12.2)).has_value());
+    after.resumed(at(12.2));
+    const core::Service& web = after.service(0);
+    CHECK(web.pid() == 101);
+    CHECK(web.memory_kills() == 1);
+    CHECK(web.memory_over() == 1);
+    REQUIRE(web.last_exit().has_value());
+    CHECK(web.last_exit()->killed_by == core::KilledBy::memory);
+    // The next measurement over the limit is the second in a row: the run is stopped.
+    after.on_memory(0, 2, 300ULL << 20, false, at(13));
+    CHECK(after.service(0).state() == core::State::stopping);
+    CHECK(after.service(0).memory_kills() == 2);
+
+    // To a pkitd that reads version 3 at most: no count, and killed_by its nearest.
+    const std::string old = write_state(before, facts(), mono(12), 3);
+    CHECK_FALSE(json::parse(old)["core"]["services"]["web"].contains("memory_kills"));
+    core::Supervisor older = supervisor({memory_limited()});
+    REQUIRE(apply_state(tree_of(old), older, mono(12.2)).has_value());
+    REQUIRE(older.service(0).last_exit().has_value());
+    CHECK(older.service(0).last_exit()->killed_by == core::KilledBy::liveness);
+    CHECK(older.service(0).memory_over() == 0);
 }
 
 TEST_CASE("a state of version 1, from a pkitd before pause, is read") {
@@ -355,8 +412,8 @@ TEST_CASE("the reader refuses what it cannot trust, naming the field") {
         return r.error();
     };
     json doc = good;
-    doc["version"] = 4;
-    CHECK(refused(doc) == "state version 4, this pkitd reads 1 to 3");
+    doc["version"] = 5;
+    CHECK(refused(doc) == "state version 5, this pkitd reads 1 to 4");
     doc = good;
     doc["core"]["services"]["db"]["phase"] = 12;  // paused, without its record
     CHECK(refused(doc) == "core.services.db.paused: does not match the phase");
