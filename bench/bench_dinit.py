@@ -23,8 +23,9 @@
 # `waits-for.d` folder names every service. PSS is load-insensitive; the times are not:
 # on a shared machine read them side by side. Prints medians; never fails on timing.
 #
-#   bench_dinit.py [--dinit-src DIR] [--pkitd PATH] [--pkitctl PATH] [--sizes 1,100,1000]
-#                  [--rounds 3] [--stops 5] [--cache DIR]
+#   bench_dinit.py [--dinit-src DIR] [--pkitd PATH] [--beside NAME=PATH...] [--pkitctl PATH]
+#                  [--sizes 1,100,1000] [--rounds 3] [--stops 5] [--cache DIR]
+# --beside runs other pkitd builds in the same rounds (with the same pkitctl).
 import argparse, hashlib, os, shutil, signal, statistics, subprocess, sys, tempfile, time
 
 HERE = os.path.dirname(os.path.abspath(__file__))
@@ -101,19 +102,17 @@ def wait_until(test, limit):
 
 
 class Pkitd:
-    name = "pkitd"
-
-    def __init__(self, pkitd, pkitctl):
-        self.pkitd, self.pkitctl = pkitd, pkitctl
+    def __init__(self, name, pkitd, pkitctl):
+        self.name, self.pkitd, self.pkitctl = name, pkitd, pkitctl
 
     def tree(self, folder, n):
         os.mkdir(folder + "/services")
         for i in range(1, n + 1):
             with open(f"{folder}/services/s{i}.toml", "w") as f:
                 f.write('command = ["/bin/sleep", "1000"]\n')
-        self.sock = folder + "/pkitd.sock"
 
     def command(self, folder):
+        self.sock = folder + "/pkitd.sock"
         return [self.pkitd, "--config", folder, "--socket", self.sock]
 
     def ctl(self, *words):
@@ -146,10 +145,10 @@ class Dinit:
             with open(f"{services}/s{i}", "w") as f:
                 f.write("type = process\ncommand = /bin/sleep 1000\n")
             open(f"{services}/boot.d/s{i}", "w").close()
-        self.services, self.sock = services, folder + "/dinit.sock"
 
     def command(self, folder):
-        return [self.dinit, "-u", "-q", "-d", self.services, "-p", self.sock, "boot"]
+        self.sock = folder + "/dinit.sock"
+        return [self.dinit, "-u", "-q", "-d", folder + "/dinit.d", "-p", self.sock, "boot"]
 
     def ctl(self, *words):
         return subprocess.run([self.dinitctl, "-u", "-p", self.sock, *words],
@@ -173,12 +172,11 @@ def all_up(pid, n):
     return len(kids) >= n and execd(kids) >= n
 
 
-def one_round(sup, n, stops):
-    """Figures of one fresh supervisor with n services: a dict, or None on failure."""
-    folder = tempfile.mkdtemp(prefix=f"pkit-bench-dinit-{sup.name}-")
+def one_round(sup, folder, n, stops):
+    """Figures of one fresh supervisor with n services (its tree in `folder`): a dict,
+    or None on failure."""
     proc = None
     try:
-        sup.tree(folder, n)
         env = dict(os.environ, PKIT_BENCH_MARKER="bench_dinit")
         start = time.perf_counter()
         proc = subprocess.Popen(sup.command(folder), stdin=subprocess.DEVNULL,
@@ -214,7 +212,6 @@ def one_round(sup, n, stops):
         if proc is not None and proc.poll() is None:
             os.killpg(proc.pid, signal.SIGKILL)
             proc.wait()
-        shutil.rmtree(folder, ignore_errors=True)
 
 
 def main():
@@ -222,6 +219,8 @@ def main():
     parser.add_argument("--dinit-src", default=os.environ.get("DINIT_SRC", ""))
     parser.add_argument("--pkitd", default=os.path.join(HERE, "../build/daemon/pkitd"))
     parser.add_argument("--pkitctl", default="")
+    parser.add_argument("--beside", action="append", default=[], metavar="NAME=PATH",
+                        help="another pkitd, run in the same rounds (repeatable)")
     parser.add_argument("--sizes", default="1,100,1000")
     parser.add_argument("--rounds", type=int, default=3)
     parser.add_argument("--stops", type=int, default=5)
@@ -238,15 +237,32 @@ def main():
     pkitctl = args.pkitctl or os.path.join(os.path.dirname(os.path.abspath(args.pkitd)),
                                            "../ctl/pkitctl")
     dinit, dinitctl = build_dinit(args.dinit_src, args.cache)
-    sups = [Pkitd(args.pkitd, pkitctl), Dinit(dinit, dinitctl)]
+    sups = [Pkitd("pkitd", args.pkitd, pkitctl)]
+    for other in args.beside:
+        name, _, path = other.partition("=")
+        if not path or name in ("pkitd", "dinit"):
+            parser.error("--beside takes NAME=PATH, NAME neither pkitd nor dinit")
+        sups.append(Pkitd(name, path, pkitctl))
+    sups.append(Dinit(dinit, dinitctl))
     sizes = [int(s) for s in args.sizes.split(",")]
+    # One tree a supervisor and size for every round, written before the first: pkitd
+    # keeps the parse of a file for its first reload only once the file is 2 s old
+    # (config/loader.hpp, k_racy_seconds), as an operator's files are.
+    top = tempfile.mkdtemp(prefix="pkit-bench-dinit-")
+    folders = {}
+    for sup in sups:
+        for n in sizes:
+            folders[(sup.name, n)] = f"{top}/{sup.name}-{n}"
+            os.mkdir(folders[(sup.name, n)])
+            sup.tree(folders[(sup.name, n)], n)
+    time.sleep(3)
     print(f"bench_dinit: pkitd {args.pkitd}, dinit {dinit}; load average "
           f"{open('/proc/loadavg').read().split()[:3]}", flush=True)
     results = {(s.name, n): [] for s in sups for n in sizes}
     for r in range(args.rounds):
         for n in sizes:
             for sup in sups:
-                figures = one_round(sup, n, args.stops)
+                figures = one_round(sup, folders[(sup.name, n)], n, args.stops)
                 if figures:
                     results[(sup.name, n)].append(figures)
                     shown = ", ".join(f"{k} {v * 1000:.1f} ms" if isinstance(v, float) else
@@ -258,18 +274,21 @@ def main():
             ("  Pss_File (MiB)", "Pss_File", 1 / 1024), ("Rss (MiB)", "Rss", 1 / 1024),
             ("Private (MiB)", "Private", 1 / 1024), ("all up (ms)", "up", 1000),
             ("stop 1 service (ms)", "stop1", 1000), ("stop all (ms)", "stopall", 1000)]
-    print(f"| figure | N | pkitd | dinit | pkitd / dinit |")
-    print("|---|---|---|---|---|")
+    names = [sup.name for sup in sups]
+    print("| figure | N | " + " | ".join(names) + " | pkitd / dinit |")
+    print("|---|---|" + "---|" * len(names) + "---|")
+    show = lambda v: "—" if v is None else f"{v:.2f}"
     for label, key, scale in rows:
         for n in sizes:
             med = {}
-            for sup in sups:
-                values = [f[key] for f in results[(sup.name, n)] if f.get(key) is not None]
-                med[sup.name] = statistics.median(values) * scale if values else None
+            for name in names:
+                values = [f[key] for f in results[(name, n)] if f.get(key) is not None]
+                med[name] = statistics.median(values) * scale if values else None
             p, d = med["pkitd"], med["dinit"]
             ratio = f"{p / d:.2f}×" if p is not None and d else "—"
-            show = lambda v: "—" if v is None else f"{v:.2f}"
-            print(f"| {label} | {n:,} | {show(p)} | {show(d)} | {ratio} |")
+            print(f"| {label} | {n:,} | " + " | ".join(show(med[name]) for name in names) +
+                  f" | {ratio} |")
+    shutil.rmtree(top, ignore_errors=True)
 
 
 main()
