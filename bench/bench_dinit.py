@@ -26,7 +26,7 @@
 #   bench_dinit.py [--dinit-src DIR] [--pkitd PATH] [--beside NAME=PATH...] [--pkitctl PATH]
 #                  [--sizes 1,100,1000] [--rounds 3] [--stops 5] [--cache DIR]
 # --beside runs other pkitd builds in the same rounds (with the same pkitctl).
-import argparse, hashlib, os, shutil, signal, statistics, subprocess, sys, tempfile, time
+import argparse, atexit, hashlib, os, shutil, signal, statistics, subprocess, sys, tempfile, time
 
 HERE = os.path.dirname(os.path.abspath(__file__))
 POLL = 0.005
@@ -215,6 +215,9 @@ def one_round(sup, folder, n, stops):
 
 
 def main():
+    # A `timeout` (run-benchmarks) ends the script through its finally blocks, which
+    # kill the supervisor of the round and its services.
+    signal.signal(signal.SIGTERM, lambda *_: sys.exit(1))
     parser = argparse.ArgumentParser(description="pkitd beside dinit (figures only)")
     parser.add_argument("--dinit-src", default=os.environ.get("DINIT_SRC", ""))
     parser.add_argument("--pkitd", default=os.path.join(HERE, "../build/daemon/pkitd"))
@@ -249,6 +252,7 @@ def main():
     # keeps the parse of a file for its first reload only once the file is 2 s old
     # (config/loader.hpp, k_racy_seconds), as an operator's files are.
     top = tempfile.mkdtemp(prefix="pkit-bench-dinit-")
+    atexit.register(shutil.rmtree, top, True)
     folders = {}
     for sup in sups:
         for n in sizes:
@@ -288,7 +292,6 @@ def main():
             ratio = f"{p / d:.2f}×" if p is not None and d else "—"
             print(f"| {label} | {n:,} | " + " | ".join(show(med[name]) for name in names) +
                   f" | {ratio} |")
-    shutil.rmtree(top, ignore_errors=True)
 
 
 main()
