@@ -1,7 +1,9 @@
 #include "ctl/client.hpp"
 
+#include <poll.h>
 #include <unistd.h>
 
+#include <algorithm>
 #include <cerrno>
 #include <csignal>
 #include <sstream>
@@ -122,8 +124,37 @@ proto::Reply Client::reply_of(std::string_view line) const {
     return std::move(*reply);
 }
 
+bool Client::readable_before(std::chrono::steady_clock::time_point deadline) {
+    using namespace std::chrono;
+    while (!has_line()) {
+        if (interrupted()) {
+            return true;  // read_reply() says so
+        }
+        const auto left = duration_cast<milliseconds>(deadline - steady_clock::now());
+        if (left.count() <= 0) {
+            return false;
+        }
+        pollfd wanted{.fd = m_fd, .events = POLLIN, .revents = 0};
+        const int ready =
+            ::poll(&wanted, 1, static_cast<int>(std::min<long long>(left.count() + 1, 60'000)));
+        if (ready > 0) {
+            return true;  // a line, the end or an error: read_reply() tells which
+        }
+        if (ready < 0 && errno != EINTR) {
+            return true;
+        }
+    }
+    return true;
+}
+
+void Client::set_reply_deadline(std::chrono::steady_clock::time_point deadline,
+                                std::chrono::milliseconds shown) {
+    m_reply_deadline = deadline;
+    m_timeout = shown;
+}
+
 std::string Client::read_reply_line() {
-    auto line = read_line(std::chrono::steady_clock::now() + m_timeout);
+    auto line = read_line(m_reply_deadline.value_or(std::chrono::steady_clock::now() + m_timeout));
     if (!line) {
         if (interrupted()) {
             throw CtlError(k_exit_unreachable, "interrupted while waiting for " + m_path);

@@ -34,8 +34,17 @@ public:
     // when pkitd closed the connection, or when interrupted() became true.
     std::optional<proto::Reply> read(std::optional<std::chrono::steady_clock::time_point> deadline);
 
-    // The first reply to a request just sent, within the connect timeout. Throws
-    // CtlError(4) on no reply or a closed connection.
+    // Whether a line (or the connection's end, an error or an interruption) is there
+    // to read before `deadline`: false once the deadline passed first.
+    bool readable_before(std::chrono::steady_clock::time_point deadline);
+    // From now on read_reply() waits until `deadline` instead of its timeout from the
+    // call, and its error names `shown` as the time it waited.
+    void set_reply_deadline(std::chrono::steady_clock::time_point deadline,
+                            std::chrono::milliseconds shown);
+
+    // The first reply to a request just sent, within the connect timeout (or until the
+    // deadline set_reply_deadline() gave). Throws CtlError(4) on no reply or a closed
+    // connection.
     proto::Reply read_reply();
     // The same reply's line, unparsed (for a reader of its own, proto/status_rows.hpp).
     std::string read_reply_line();
@@ -57,6 +66,7 @@ private:
 
     std::string m_path;
     std::chrono::milliseconds m_timeout;
+    std::optional<std::chrono::steady_clock::time_point> m_reply_deadline;
     int m_fd = -1;
     std::string m_buffer;
 };
