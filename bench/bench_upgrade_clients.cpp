@@ -205,8 +205,8 @@ int main(int argc, char** argv) {
                format_number(clients_ran, 1) + " s");
     for (const auto& [what, seconds] : tally.seconds) {
         print_note(what + ": p50 " + format_number(percentile(seconds, 0.5) * 1000, 1) +
-                   " ms, p99 " + format_number(percentile(seconds, 0.99) * 1000, 1) +
-                   " ms, max " + format_number(percentile(seconds, 1.0) * 1000, 1) + " ms");
+                   " ms, p99 " + format_number(percentile(seconds, 0.99) * 1000, 1) + " ms, max " +
+                   format_number(percentile(seconds, 1.0) * 1000, 1) + " ms");
     }
     for (const auto& [why, n] : tally.reasons) {
         print_note(std::to_string(n) + " x " + why);

@@ -19,8 +19,9 @@ struct SignalOptions {
 
 int run_signal(const GlobalOptions& global, const SignalOptions& options) {
     if (options.arguments.size() < 2) {
-        throw usage_error("signal: name the services, then the signal: pkitctl signal [--group] "
-                          "NAME... SIGNAL");
+        throw usage_error(
+            "signal: name the services, then the signal: pkitctl signal [--group] "
+            "NAME... SIGNAL");
     }
     const std::string& signal = options.arguments.back();
     if (!config::parse_signal(signal)) {

@@ -11,12 +11,15 @@
 #include <variant>
 
 #include "config/loader.hpp"
-#include "daemon/shell/control/event_view.hpp"
-#include "daemon/shell/control/health_view.hpp"
 #include "daemon/shell/control/request_handler.hpp"
 #include "daemon/shell/http/endpoint.hpp"
 #include "daemon/shell/io/zone.hpp"
 #include "daemon/shell/launch/launcher.hpp"
+#include "daemon/shell/runs/forward.hpp"
+#include "daemon/shell/runs/run_commands.hpp"
+#include "daemon/shell/upgrade/hand_over.hpp"
+#include "daemon/shell/views/event_view.hpp"
+#include "daemon/shell/views/health_view.hpp"
 #include "proto/socket_path.hpp"
 #include "proto/version.hpp"
 
@@ -27,17 +30,6 @@ namespace {
 core::Now read_clock() {
     auto wall = std::chrono::system_clock::now().time_since_epoch();
     return core::Now{std::chrono::steady_clock::now(), std::chrono::duration<double>(wall).count()};
-}
-
-// The one place a run's wait status is decoded: the core takes the result.
-core::ProcessExit decode_wait_status(int wait_status) {
-    core::ProcessExit exit;
-    if (WIFEXITED(wait_status)) {
-        exit.code = WEXITSTATUS(wait_status);
-    } else if (WIFSIGNALED(wait_status)) {
-        exit.signal = WTERMSIG(wait_status);
-    }
-    return exit;
 }
 
 }  // namespace
@@ -51,51 +43,86 @@ Daemon::Daemon(uv_loop_t* loop, core::Supervisor supervisor, DaemonOptions optio
       m_supervisor(std::move(supervisor)),
       m_rng(std::random_device{}()),
       m_started(std::chrono::steady_clock::now()),
-      m_stdout(loop, STDOUT_FILENO),
-      m_stderr(loop, STDERR_FILENO),
+      m_log(loop, m_options.log_format),
       m_reaper(loop, [this](pid_t pid, int status) { on_child(pid, status); }),
       m_signal_pace(loop),
-      m_timer(loop),
-      m_probes(loop,
+      m_systemd(loop, m_options.systemd),
+      m_cgroups(
+          loop, m_supervisor,
+          [this](std::string_view level, const std::string& m) { log(level, m); },
+          [this] { return now(); },
+          [this](pid_t pid, int wait_status) {
+              // The run has ended now: its exit goes on as if it had just been reaped.
+              auto reaping = m_starts.reaping();
+              handle_exit(pid, wait_status, false);
+              pump();
+          }),
+      m_probes(loop, m_supervisor,
                [this](std::size_t service, std::uint64_t run, core::ProbePurpose purpose, bool ok,
                       std::string detail) { on_probe_result(service, run, purpose, ok, detail); }),
-      m_systemd(loop, m_options.systemd),
-      m_launches(
-          loop,
-          [this](std::size_t service, std::uint64_t run,
-                 std::expected<Launched, LaunchFailure> outcome) {
-              on_launched(service, run, std::move(outcome));
+      m_notify(
+          loop, m_supervisor, m_options.socket_path,
+          [this](std::size_t service, std::uint64_t run, const NotifyMessage& message) {
+              // A READY=1 may beat the report pipe's end of file to the loop; the core
+              // takes messages only from a run whose pid it knows.
+              m_starts.resolve(service);
+              m_supervisor.on_notify(service, run, message, now());
+              pump();
           },
-          [this] { pump_soon(); }),
-      m_spawner(loop,
-                [this] {
-                    take_spawned();
-                    pump_soon();
-                }),
+          [this](std::string_view level, const std::string& m) { log(level, m); }),
+      m_output(
+          loop, m_supervisor,
+          [this](std::size_t service, std::uint64_t run, core::Stream stream,
+                 std::string_view text) { on_line(service, run, stream, text); },
+          [this](std::size_t service, std::uint64_t run) {
+              // Both of the run's pipes ended, as they do when it ends: the reaper waits
+              // for its pid itself instead of scanning every child (Reaper::expect).
+              m_reaper.expect(m_supervisor.service(service).pid_of(run));
+          },
+          [this](std::string_view level, const std::string& m) { log(level, m); }),
+      m_starts(loop, m_supervisor,
+               RunStarts::Hooks{
+                   [this](std::size_t service, std::uint64_t run) { return prepare(service, run); },
+                   [this](std::size_t service, pid_t pid) { m_notify.cloned(service, pid); },
+                   [this](std::size_t service, std::uint64_t run,
+                          std::expected<Launched, LaunchFailure> outcome) {
+                       on_launched(service, run, std::move(outcome));
+                   },
+                   [this](pid_t pid, int wait_status) { handle_exit(pid, wait_status); },
+                   [this] { pump_soon(); },
+                   [this] { return m_pumping; },
+               }),
+      m_upgrader(loop, static_cast<upgrade::UpgradeHost&>(*this),
+                 upgrade::ExecArgs{m_options.binary, m_options.config_dir, m_options.socket_path,
+                                   m_options.log_format == LogFormat::json ? "json" : "text",
+                                   m_options.systemd}),
+      m_deadlines(
+          loop, [this] { return now(); }, [this](core::Now t) { on_time(t); }),
+      // The fixed order an exit is offered in (handle_exit): the upgrade's check child,
+      // a failed launch's child, a group-mode run's exit held for its cgroup (else its
+      // OOM kill noted), the run's last output drained, its probes and notify socket
+      // ended, its record freed. Whatever none claims goes to the core.
+      m_exit_owners{&m_upgrader, &m_starts, &m_cgroups,    &m_output,
+                    &m_probes,   &m_notify, &m_run_records},
       m_pump_soon(loop,
                   [this] {
-                      m_spawn_budget = k_spawns_per_turn;  // a new turn
+                      m_starts.new_turn();
                       pump();
                   }),
       m_prune_soon(loop, [this] { prune_leftovers(); }),
-      m_notify(m_supervisor.size()),
-      m_pipes(m_supervisor.size()) {
+      m_reloader(loop, static_cast<ReloadHost&>(*this), m_options.config_dir, m_options.load_cache,
+                 m_options.socket_path, m_options.socket_from_config) {
     m_supervisor.set_random(
         [this] { return std::uniform_real_distribution<double>(0.0, 1.0)(m_rng); });
+    // When the timer fires, in this order: leftovers' kills, held exits' cgroup kills.
+    m_deadlines.add(m_leftovers);
+    m_deadlines.add(m_cgroups);
 }
 
-Daemon::~Daemon() {
-    if (m_resources_pass != nullptr) {
-        m_resources_pass->abandon();  // nobody is left to answer
-    }
-}
+Daemon::~Daemon() = default;
 
 core::Now Daemon::now() const {
     return read_clock();
-}
-
-void Daemon::pump_soon() {
-    m_pump_soon.schedule();
 }
 
 double Daemon::uptime() const {
@@ -109,22 +136,17 @@ proto::DaemonStatus Daemon::daemon_status() const {
     status.uptime = uptime();
     status.config_dir = m_options.config_dir;
     status.socket = m_options.socket_path;
-    status.state = shutting_down() ? "shutting_down" : "running";
+    status.state = m_supervisor.shutting_down() ? "shutting_down" : "running";
     status.orphans_reaped = static_cast<int>(m_orphans);
     status.storm_pauses = m_supervisor.daemon_storm_pauses();
-    status.cgroups.enabled = m_cgroup_tree != nullptr;
-    if (m_cgroup_tree) {
-        status.cgroups.path = m_cgroup_tree->root();
-        status.cgroups.controllers = m_cgroup_tree->controllers();
-    } else {
-        status.cgroups.reason = m_cgroup_choice.reason;
-    }
+    status.cgroups = m_cgroups.info();
     return status;
 }
 
-void Daemon::command(const std::function<void(core::Supervisor&, core::Now)>& act) {
-    resolve_launches();
-    act(m_supervisor, now());
+void Daemon::command(const std::function<void(RunCommands&)>& act) {
+    m_starts.resolve();
+    RunCommandsAt commands(m_supervisor, m_cgroups, now());
+    act(commands);
     pump();
 }
 
@@ -142,7 +164,7 @@ int Daemon::run() {
     }
     // Before the Spawner's thread and any run: pkitd moves into its own cgroup first (after
     // an upgrade in place it is there already, beside its services' cgroups).
-    if (!open_cgroups()) {
+    if (!m_cgroups.open(m_options.proc_self, m_options.resume.has_value())) {
         return 3;
     }
     m_supervisor.set_zone(zone_from_environment());
@@ -159,7 +181,7 @@ int Daemon::run() {
         return 3;
     }
     m_reaper.reap_batch();
-    if (auto spawner = m_spawner.start(); !spawner) {
+    if (auto spawner = m_starts.start_thread(); !spawner) {
         log("warning", std::string("cannot start the spawner thread, launching from the loop: ") +
                            std::strerror(spawner.error()));
     }
@@ -177,6 +199,34 @@ int Daemon::run() {
         m_signals.push_back(std::move(handle));
     }
     const bool resumed = m_control != nullptr;
+    if (auto failed = open_endpoints(resumed)) {
+        return *failed;
+    }
+    if (!resumed) {
+        log("info", proto::version_line("pkitd") + " started (pid " + std::to_string(::getpid()) +
+                        ", " + std::to_string(m_supervisor.size()) + " services, socket " +
+                        m_options.socket_path + ")");
+        log_load_warnings(m_options.load_warnings);
+        m_options.load_warnings.clear();
+        m_supervisor.start(now());
+    }
+    take_clients_over();
+    pump();
+    // The socket accepts and the autostart services are launched: systemd may go on.
+    m_systemd.ready(status_summary(m_supervisor));
+    uv_run(m_loop, UV_RUN_DEFAULT);
+
+    m_http.reset();
+    m_control.reset();
+    m_cgroups.close();
+    m_notify.clear();
+    m_output.clear();
+    m_signals.clear();
+    m_log.flush();
+    return m_exit_status.value_or(0);
+}
+
+std::optional<int> Daemon::open_endpoints(bool resumed) {
     if (!resumed && m_options.salvage) {
         // An upgrade whose state could not be resumed: the listening socket and the
         // clients are still taken over (every service starts afresh).
@@ -204,22 +254,11 @@ int Daemon::run() {
     }
     // The socket is ours, so no live pkitd serves this configuration: what its records
     // hold was left by one that died, and must end before any service starts again.
-    if (resumed) {
-        // After an upgrade in place the records are this pkitd's own runs.
-    } else if (auto records = m_run_records.open(m_options.socket_path + ".runs"); !records) {
-        if (records.error().held) {
-            log("error", records.error().message + ": is it still running?");
-            return 3;
-        }
-        log("warning",
-            records.error().message + ": should pkitd be killed, the next one cannot end its runs");
-    } else if (auto ended = m_run_records.end_recorded_runs(); !ended.empty()) {
-        std::string pids;
-        for (pid_t pid : ended) {
-            pids += (pids.empty() ? "" : ", ") + std::to_string(pid);
-        }
-        log("warning", "ended " + std::to_string(ended.size()) +
-                           " runs a previous pkitd left running (pids " + pids + ")");
+    // After an upgrade in place the records are this pkitd's own runs.
+    if (!resumed &&
+        !take_over_records(m_run_records, m_options.socket_path + ".runs",
+                           [this](std::string_view l, const std::string& m) { log(l, m); })) {
+        return 3;
     }
     if (!m_options.socket_note.empty()) {
         log("info", m_options.socket_note);
@@ -228,36 +267,13 @@ int Daemon::run() {
         return 2;  // a configuration error, as SPEC §14 has it
     }
     if (!m_http) {
-        m_http = std::make_unique<http::Endpoint>(*this);
+        m_http = std::make_unique<http::Endpoint>(static_cast<http::HttpPort&>(*this));
         if (auto opened = m_http->open(m_supervisor.daemon_spec().http); !opened) {
             log("error", opened.error());
             return 3;
         }
     }
-
-    if (!resumed) {
-        log("info", proto::version_line("pkitd") + " started (pid " + std::to_string(::getpid()) +
-                        ", " + std::to_string(m_supervisor.size()) + " services, socket " +
-                        m_options.socket_path + ")");
-        log_load_warnings(m_options.load_warnings);
-        m_options.load_warnings.clear();
-        m_supervisor.start(now());
-    }
-    take_clients_over();
-    pump();
-    // The socket accepts and the autostart services are launched: systemd may go on.
-    m_systemd.ready(status_summary(m_supervisor));
-    uv_run(m_loop, UV_RUN_DEFAULT);
-
-    m_http.reset();
-    m_control.reset();
-    close_cgroups();
-    m_notify.clear();
-    m_pipes.clear();
-    m_signals.clear();
-    m_stdout.flush_blocking();
-    m_stderr.flush_blocking();
-    return m_exit_status.value_or(0);
+    return std::nullopt;
 }
 
 bool Daemon::bind_listen_sockets() {
@@ -267,17 +283,7 @@ bool Daemon::bind_listen_sockets() {
     }
     auto sockets = m_listen.stage(specs);
     if (!sockets) {
-        // As a load's errors are printed (SPEC §21): each line FILE:LINE:COL: error: ...,
-        // then how many (the text log; the JSON log has one record an error).
-        const bool text = m_options.log_format == LogFormat::text;
-        for (const config::Diagnostic& d : sockets.error()) {
-            text ? m_stderr.write_line(d.to_string()) : log("error", d.to_string());
-        }
-        if (text) {
-            const std::size_t n = sockets.error().size();
-            m_stderr.write_line("pkitd: " + std::to_string(n) + " configuration error" +
-                                (n == 1 ? "" : "s") + " in " + m_options.config_dir);
-        }
+        m_log.errors(sockets.error(), m_options.config_dir, now().wall);  // as a load's (SPEC §21)
         return false;
     }
     m_listen.commit(std::move(*sockets));
@@ -289,7 +295,7 @@ void Daemon::pump() {
         return;  // an action's own input is drained by the outer loop
     }
     m_pumping = true;
-    spawn_due();
+    m_starts.spawn_due();
     for (auto actions = m_supervisor.take_actions(); !actions.empty();
          actions = m_supervisor.take_actions()) {
         for (const core::Action& action : actions) {
@@ -319,27 +325,40 @@ void Daemon::check_all_done() {
     log("info", std::string("shutting down: exit_when = \"all_done\" and nothing is left to run") +
                     (*status == 0 ? "" : " (a service failed or is left waiting: exit 1)"));
     m_systemd.stopping();
-    resolve_launches();
+    m_starts.resolve();
     m_supervisor.shutdown(now(), *status);
     pump();
 }
 
 // One overload per action type: a new type in core::Action fails to compile here
-// instead of being ignored.
+// instead of being ignored. Each goes to the one owner that does it.
 void Daemon::execute(const core::Action& action) {
     struct Executor {
         Daemon& d;
         void operator()(const core::SpawnAction& a) const {
             // The core sees no difference whether it is spawned now or deferred: the run
             // is launched, its pid known later.
-            d.spawn(a.service, a.run);
+            d.m_starts.spawn(a.service, a.run);
         }
-        void operator()(const core::SignalAction& a) const { d.signal_action(a); }
-        void operator()(const core::CleanupGroupAction& a) const { d.cleanup_group(a); }
-        void operator()(const core::ProbeAction& a) const { d.run_probe(a); }
+        void operator()(const core::SignalAction& a) const {
+            // Paced (SignalPace): by the time it is sent, the run may have been reaped,
+            // its pid free for another process. The index still names the same service:
+            // a removed service's slot goes to another only once no paced signal waits.
+            Daemon* daemon = &d;
+            d.m_signal_pace.submit([daemon, a] {
+                if (daemon->m_cgroups.holding(a.service) ||
+                    daemon->m_supervisor.service(a.service).signallable(a.run, a.pid)) {
+                    daemon->m_cgroups.send(a);
+                }
+            });
+        }
+        void operator()(const core::CleanupGroupAction& a) const {
+            d.m_leftovers.cleanup(a, d.now().mono);
+        }
+        void operator()(const core::ProbeAction& a) const { d.m_probes.run(a); }
         void operator()(const core::EmitAction& a) const { d.emit(a.event); }
         void operator()(const core::ExitAction& a) const { d.finish(a.status); }
-        void operator()(const core::FreezeAction& a) const { d.freeze_action(a); }
+        void operator()(const core::FreezeAction& a) const { d.m_cgroups.freeze(a); }
     };
     std::visit(Executor{*this}, action);
 }
@@ -350,87 +369,37 @@ void Daemon::emit(const core::Event& event) {
     if (auto index = event.service.empty() ? std::nullopt : m_supervisor.find(event.service)) {
         facts = end_facts(m_supervisor.service(*index));
     }
-    const std::string message = event_text(event, facts ? &*facts : nullptr);
-    // Batched with the turn's other lines: a shutdown of 10,000 services emits 10,000
-    // events, and a write(2) each was a fifth of what pkitd did after the last exit.
-    // A line that log() writes meanwhile goes after them (OutputWriter keeps the order).
-    if (m_options.log_format == LogFormat::json) {
-        proto::json line = event_json(event);
-        line["level"] = "info";
-        line["msg"] = message;
-        std::string text = proto::to_line(line);
-        text.pop_back();
-        m_stderr.batch_line({text});
-    } else {
-        m_stderr.batch_line({"pkitd: ", message});
-    }
+    m_log.event(event, event_text(event, facts ? &*facts : nullptr));
     if (m_control) {
         m_control->publish(event);
     }
 }
 
 void Daemon::log(std::string_view level, const std::string& message) {
-    if (m_options.log_format == LogFormat::json) {
-        proto::json line = {{"at", now().wall}, {"level", level}, {"msg", message}};
-        std::string text = proto::to_line(line);
-        text.pop_back();
-        m_stderr.write_line(text);
-    } else if (level == "info") {
-        m_stderr.write_line("pkitd: " + message);
-    } else {
-        m_stderr.write_line("pkitd: " + std::string(level) + ": " + message);
-    }
+    m_log.log(level, message, now().wall);
 }
 
 void Daemon::on_child(pid_t pid, int wait_status) {
-    if (m_probes.on_child_exit(pid, wait_status)) {
+    if (m_probes.claims(pid, wait_status)) {
         return;  // an exec probe's: its result went to on_probe_result
     }
-    // Inside the reaping, pumps defer their spawns to the next turn: see execute().
-    ScopedFlag reaping(m_reaping);
-    if (m_spawner.busy() && !knows_pid(pid)) {
-        // Maybe a child whose outcome is still on its way from the Spawner.
-        take_spawned();
-        if (m_spawner.busy() && !knows_pid(pid)) {
-            m_held_exits.push_back(HeldExit{pid, wait_status});
-            pump();
-            return;
-        }
+    // Inside the reaping, pumps defer their spawns to the next turn.
+    auto reaping = m_starts.reaping();
+    if (!m_starts.defer_unknown(pid, wait_status)) {
+        handle_exit(pid, wait_status);
     }
-    handle_exit(pid, wait_status);
     pump();
 }
 
-bool Daemon::knows_pid(pid_t pid) const {
-    return m_launches.knows(pid) || m_supervisor.service_of(pid).has_value();
-}
-
 void Daemon::handle_exit(pid_t pid, int wait_status, bool may_hold) {
-    if (on_upgrade_child(pid, wait_status)) {
-        return;
-    }
-    if (m_launches.on_exit(pid)) {
-        return;  // a failed launch's child: its failure went to on_launch_failed
-    }
-    core::ProcessExit exit = decode_wait_status(wait_status);
-    if (auto service = m_supervisor.service_of(pid)) {
-        if (may_hold && hold_exit(*service, pid, wait_status)) {
-            return;  // its cgroup is not empty yet: on_cgroup_empty goes on
+    ChildExit exit{pid, wait_status, m_supervisor.service_of(pid), may_hold,
+                   decode_wait_status(wait_status)};
+    for (ExitOwner* owner : m_exit_owners) {
+        if (owner->on_child_exit(exit)) {
+            return;
         }
-        // The run's end: memory.events read again (not for a run a start_first restart
-        // replaced, which shares the cgroup with its successor).
-        exit.oom_killed = m_supervisor.service(*service).pid() == pid && run_oom_killed(*service);
-        // Everything the run wrote before it exited is in its pipes now: read it, so
-        // that output_matches sees the run's last lines.
-        drain_pipes(*service);
-        if (m_supervisor.service(*service).pid() == pid) {
-            // Not for a run a start_first restart replaced: the probes and the notify
-            // socket are its successor's.
-            end_run(*service);
-        }
-        m_run_records.ended(pid);
     }
-    if (!m_supervisor.on_exit(pid, exit, now())) {
+    if (!m_supervisor.on_exit(pid, exit.exit, now())) {
         ++m_orphans;
     }
     m_prune_soon.schedule();
@@ -438,14 +407,14 @@ void Daemon::handle_exit(pid_t pid, int wait_status, bool may_hold) {
 
 void Daemon::on_signal(int signo) {
     if (signo == SIGHUP) {
-        reload([](const ReloadResult&) {});  // answered in the log only
+        m_reloader.reload([](const ReloadResult&) {});  // answered in the log only
         return;
     }
     if (m_supervisor.shutting_down()) {
         // A second SIGTERM or SIGINT: no more waiting.
         log("warning", std::string("second ") + sigabbrev_np(signo) +
                            ": killing every remaining process group");
-        resolve_launches();  // so that every child has a pid to kill
+        m_starts.resolve();  // so that every child has a pid to kill
         kill_everything();
         m_exit_status = 128 + signo;
         uv_stop(m_loop);
@@ -461,9 +430,28 @@ void Daemon::request_shutdown(const std::string& why) {
     log("info", "shutting down: " + why);
     m_systemd.stopping();
     // A run still between fork and exec has no pid the core could stop yet.
-    resolve_launches();
+    m_starts.resolve();
     m_supervisor.shutdown(now());
     pump();
+}
+
+void Daemon::on_time(core::Now t) {
+    m_supervisor.on_time(t);
+    prune_leftovers();
+    pump();
+}
+
+void Daemon::wake_at(core::TimePoint deadline) {
+    m_deadlines.wake_at(deadline);
+    arm_timer();
+}
+
+void Daemon::prune_leftovers() {
+    const bool none_left = m_leftovers.prune();
+    m_output.sweep();
+    if (m_exit_status && none_left) {
+        uv_stop(m_loop);
+    }
 }
 
 void Daemon::finish(int status) {
@@ -480,17 +468,221 @@ void Daemon::kill_everything() {
         if (s.has_process()) {
             signal_run(s.pid(), SIGKILL, s.spec().stop.mode == config::StopMode::group);
             signal_run(s.draining_pid(), SIGKILL, s.spec().stop.mode == config::StopMode::group);
-            if (m_run_cgroups) {
-                m_run_cgroups->kill(s.name());
-            }
+            m_cgroups.kill(i);
         }
     }
-    for (Leftover& left : m_leftovers) {
-        signal_run(left.pgid, SIGKILL, true);
+    m_leftovers.kill_all();
+    m_cgroups.kill_held();
+}
+
+// --- Runs: their launches, lines and probes -------------------------------------------
+
+std::expected<std::unique_ptr<PreparedLaunch>, LaunchFailure> Daemon::prepare(std::size_t service,
+                                                                              std::uint64_t run) {
+    const core::Service& s = m_supervisor.service(service);
+    LaunchRequest request{
+        &s.spec(),
+        run,
+        {},
+        m_run_records.for_child(service, s.spec().stop.signal, s.spec().stop.timeout),
+        &m_supervisor.daemon_spec()};
+    request.listen = m_listen.fds_of(s.spec());
+    if (auto notify = m_notify.open(service, run)) {
+        request.extra_env.emplace_back("NOTIFY_SOCKET", *notify);
     }
-    if (m_run_cgroups) {
-        m_run_cgroups->kill_held();
+    auto cgroup = m_cgroups.run_cgroup(service);
+    if (!cgroup) {
+        return std::unexpected(
+            LaunchFailure{config::LaunchError::resources, "resources: " + cgroup.error()});
     }
+    request.cgroup_dir = std::move(*cgroup);
+    request.cgroup_clone = m_cgroups.clone_into(service);
+    return prepare_launch(request);
+}
+
+void Daemon::on_launched(std::size_t service, std::uint64_t run,
+                         std::expected<Launched, LaunchFailure> outcome) {
+    if (!outcome) {
+        m_notify.close(service);
+        core::LaunchFailure failure{outcome.error().kind, std::move(outcome.error().message)};
+        m_supervisor.on_launch_failed(service, run, failure, now());
+        return;
+    }
+    const core::Service& s = m_supervisor.service(service);
+    if (s.run() != run || s.state() != core::State::starting) {
+        // Cannot happen while the core keeps a launching run `starting`; should it, a
+        // process the core does not know about must not live on.
+        signal_run(outcome->pid, SIGKILL, true);
+        close_fds({outcome->stdout_fd, outcome->stderr_fd});
+        return;
+    }
+    m_output.attach(service, run, outcome->stdout_fd, outcome->stderr_fd);
+    m_run_records.started(service, outcome->pid);
+    m_cgroups.run_started(service);
+    m_supervisor.on_spawned(service, run, outcome->pid, now());
+}
+
+void Daemon::on_line(std::size_t service, std::uint64_t run, core::Stream stream,
+                     std::string_view text) {
+    double wall = now().wall;
+    m_supervisor.on_output(service, run, stream, text, wall);
+    forward_line(m_log.writer(stream), m_log.format(), m_supervisor.service(service), stream, text,
+                 wall);
+    if (m_control) {
+        m_control->publish_line(service, run, stream, text, wall);
+    }
+}
+
+void Daemon::on_probe_result(std::size_t service, std::uint64_t run, core::ProbePurpose purpose,
+                             bool ok, const std::string& detail) {
+    const core::Service& s = m_supervisor.service(service);
+    if (!ok && purpose == core::ProbePurpose::health && s.run() == run) {
+        log("info", s.name() + ": liveness probe failed: " + detail);
+    }
+    m_supervisor.on_probe_result(service, run, purpose, ok, now());
+    pump();
+}
+
+// --- A new tree (ReloadHost) ------------------------------------------------------------
+
+void Daemon::log_load_warnings(const std::vector<config::Diagnostic>& warnings) {
+    m_log.warnings(warnings, now().wall);
+}
+
+std::expected<ListenSockets::Staged, std::vector<config::Diagnostic>> Daemon::stage_sockets(
+    const config::Tree& tree) {
+    std::vector<const config::ServiceSpec*> specs;
+    for (const config::ServiceSpec& spec : tree.services) {
+        specs.push_back(&spec);
+    }
+    return m_listen.stage(specs);
+}
+
+void Daemon::reloading(bool started) {
+    started ? m_systemd.reloading() : m_systemd.reloaded();
+}
+
+core::ReloadOutcome Daemon::apply_tree(config::Tree tree,
+                                       std::optional<ListenSockets::Staged> sockets) {
+    // A replaced or removed service may be launching: the core can stop only a run
+    // whose pid it knows.
+    m_starts.resolve();
+    const std::size_t slots = m_supervisor.size();
+    // A slot an owner still holds something of (pipes, a notify socket, a held exit, a
+    // paced signal, a request naming it) does not go to another service meanwhile.
+    std::vector<bool> held(slots);
+    for (std::size_t service = 0; service < slots; ++service) {
+        held[service] = m_output.holds(service) || m_notify.holds(service) ||
+                        m_cgroups.holding(service) || m_signal_pace.waiting() > 0 ||
+                        (m_control && m_control->refers_to(service));
+    }
+    core::ReloadOutcome outcome = m_supervisor.reload_from(tree, now(), held);
+    BackgroundLoad::discard(m_loop, std::move(tree));
+    if (sockets) {
+        m_listen.commit(std::move(*sockets));
+    }
+    if (m_control) {
+        m_control->apply_access();
+    }
+    if (m_http) {
+        m_http->apply(m_supervisor.daemon_spec().http);
+    }
+    // Added services got new slots, or slots of removed services that nothing held any
+    // more: what the owners kept of those is reset (their pipes and sockets are gone).
+    for (const std::string& name : outcome.added) {
+        if (auto service = m_supervisor.find(name); service && *service < slots) {
+            m_cgroups.slot_reused(*service);
+        }
+    }
+    // Changed [resources] go to the cgroups of the services that have one now.
+    m_cgroups.apply_all_limits();
+    pump();
+    return outcome;
+}
+
+// --- An upgrade in place (UpgradeHost; the steps are upgrade/upgrader.cpp) -------------
+
+std::optional<std::string> Daemon::busy_for_upgrade() {
+    // A run between fork and exec has no pid to hand over yet: waited for, as a command
+    // on runs does (a crash loop relaunching is no reason to refuse). What the core has
+    // decided goes out first (a restart's launch); a launch that failed at once may
+    // decide another, so a few rounds, not for ever.
+    for (int round = 0; round < 4; ++round) {
+        pump();
+        if (m_starts.resolve() == 0) {
+            break;
+        }
+    }
+    if (auto busy = m_supervisor.busy_for_upgrade()) {
+        return busy;
+    }
+    if (m_reloader.busy()) {
+        return "a reload is in progress";
+    }
+    return m_cgroups.busy();
+}
+
+std::string Daemon::upgrade_state(int format, std::vector<int>& kept) {
+    const core::TimePoint at = now().mono;
+    upgrade::DaemonFacts facts = upgrade::collect_facts(
+        rooms(), at, m_control ? m_control->listener_fd() : -1,
+        m_http && m_http->server() != nullptr ? m_http->server()->listener_fd() : -1, kept);
+    facts.from_version = std::string(proto::version());
+    facts.started_ns = std::chrono::duration_cast<std::chrono::nanoseconds>(m_started - at).count();
+    facts.orphans_reaped = m_orphans;
+    if (format >= 3 && m_control) {
+        facts.clients = m_control->carry(at);
+        for (const CarriedClient& client : facts.clients) {
+            kept.push_back(client.connection.fd);
+        }
+    }
+    return upgrade::write_state(m_supervisor, facts, at, format);
+}
+
+upgrade::HandOverRooms Daemon::rooms() {
+    return {m_supervisor, m_run_records, m_listen,    m_notify,
+            m_output,     m_cgroups,     m_leftovers, m_reloader};
+}
+
+void Daemon::resume(upgrade::DaemonFacts& facts) {
+    const core::Now at = now();
+    m_started = facts.saved_at(at.mono) + std::chrono::nanoseconds(facts.started_ns);
+    m_orphans = facts.orphans_reaped;
+    auto endpoint = [this](const upgrade::KeptFd& kept) {
+        if (kept.role == "control") {
+            auto control = RequestHandler::adopt(m_loop, m_options.socket_path,
+                                                 static_cast<DaemonPort&>(*this), kept.fd);
+            control ? void(m_control = std::move(*control)) : log("error", control.error());
+            return;
+        }
+        m_http = std::make_unique<http::Endpoint>(static_cast<http::HttpPort&>(*this));
+        if (auto adopted = m_http->adopt(m_supervisor.daemon_spec().http, kept.fd); !adopted) {
+            log("error", adopted.error());
+        }
+    };
+    m_takeover =
+        upgrade::resume_owners(rooms(), facts, at, m_options.socket_path + ".runs", endpoint,
+                               [this](const std::string& message) { log("warning", message); });
+    log("info", "upgraded from " + facts.from_version + " (pid " + std::to_string(::getpid()) +
+                    ", " + std::to_string(m_supervisor.size()) + " services, " +
+                    std::to_string(m_takeover->clients.size()) + " clients)");
+}
+
+void Daemon::take_clients_over() {
+    if (!m_takeover) {
+        return;
+    }
+    upgrade::Takeover takeover = std::move(*m_takeover);
+    m_takeover.reset();
+    if (!m_control) {
+        for (const CarriedClient& client : takeover.clients) {
+            ::close(client.connection.fd);
+        }
+        return;
+    }
+    proto::json result = upgrade::takeover_result(takeover, m_supervisor);
+    m_control->adopt_clients(std::move(takeover.clients), takeover.saved, result,
+                             takeover.from_scratch);
 }
 
 }  // namespace pkit::shell

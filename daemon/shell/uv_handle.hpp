@@ -167,4 +167,16 @@ private:
     Callback m_callback;
 };
 
+// Sets a flag for the lifetime of a scope (the reaping, the timer's callback).
+class ScopedFlag {
+public:
+    explicit ScopedFlag(bool& flag) : m_flag(flag) { m_flag = true; }
+    ~ScopedFlag() { m_flag = false; }
+    ScopedFlag(const ScopedFlag&) = delete;
+    ScopedFlag& operator=(const ScopedFlag&) = delete;
+
+private:
+    bool& m_flag;
+};
+
 }  // namespace pkit::shell

@@ -5,6 +5,8 @@
 #include <sys/socket.h>
 #include <unistd.h>
 
+#include <string>
+
 namespace pkit::itest {
 
 int connect_loopback(int port) {
@@ -23,6 +25,24 @@ int connect_loopback(int port) {
         return -1;
     }
     return fd;
+}
+
+bool get_ok(int port) {
+    int fd = connect_loopback(port);
+    std::string reply;
+    if (fd >= 0) {
+        const std::string request = "GET / HTTP/1.0\r\nHost: 127.0.0.1\r\n\r\n";
+        if (::write(fd, request.data(), request.size()) == static_cast<ssize_t>(request.size())) {
+            char buf[512];
+            ssize_t n = 0;
+            while ((n = ::read(fd, buf, sizeof buf)) > 0) {
+                reply.append(buf, static_cast<std::size_t>(n));
+            }
+        }
+        ::close(fd);
+    }
+    return reply.starts_with("HTTP/1.") && reply.find(" 200 ") != std::string::npos &&
+           reply.ends_with("\r\n\r\nok");
 }
 
 SteadyClient::SteadyClient(std::function<bool()> request) : m_request(std::move(request)) {

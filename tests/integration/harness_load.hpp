@@ -11,6 +11,10 @@ namespace pkit::itest {
 // A connected TCP socket to 127.0.0.1:port with a 10 s receive timeout, or -1.
 int connect_loopback(int port);
 
+// One `GET /` of 127.0.0.1:port on a fresh connection: true when the answer is a 200
+// whose body is "ok" (the test servers' and gunicorn test application's answer).
+bool get_ok(int port);
+
 // Calls `request` without pause on a thread of its own, counting the calls that
 // returned true (served) and false (failed), until stop().
 class SteadyClient {

@@ -62,8 +62,9 @@ TEST_CASE("ctl usage: a command without its NAME says which command and how to c
         all.insert(all.end(), args.begin(), args.end());
         auto r = run_ctl(all);
         CHECK(r.exit_code == 2);
-        CHECK(r.err == "pkitctl: signal: name the services, then the signal: pkitctl signal "
-                       "[--group] NAME... SIGNAL\n");
+        CHECK(r.err ==
+              "pkitctl: signal: name the services, then the signal: pkitctl signal "
+              "[--group] NAME... SIGNAL\n");
     }
 }
 

@@ -8,28 +8,7 @@
 
 using namespace pkit::itest;
 
-namespace {
-
-// One HTTP GET of 127.0.0.1:port/; true when the answer is a 200 with body "ok".
-bool get_ok(int port) {
-    int fd = connect_loopback(port);
-    std::string reply;
-    if (fd >= 0) {
-        const std::string request = "GET / HTTP/1.0\r\nHost: 127.0.0.1\r\n\r\n";
-        if (::write(fd, request.data(), request.size()) == static_cast<ssize_t>(request.size())) {
-            char buf[512];
-            ssize_t n = 0;
-            while ((n = ::read(fd, buf, sizeof buf)) > 0) {
-                reply.append(buf, static_cast<std::size_t>(n));
-            }
-        }
-    }
-    ::close(fd);
-    return reply.starts_with("HTTP/1.") && reply.find(" 200 ") != std::string::npos &&
-           reply.ends_with("\r\n\r\nok");
-}
-
-}  // namespace
+namespace {}  // namespace
 
 TEST_CASE("gunicorn serves from pkitd's socket through start_first restarts without a failure") {
     REQUIRE_MESSAGE(have_program("gunicorn"), "gunicorn is not installed (make test installs it)");

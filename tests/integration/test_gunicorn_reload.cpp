@@ -12,24 +12,6 @@ using namespace pkit::itest;
 
 namespace {
 
-bool get_ok(int port) {
-    int fd = connect_loopback(port);
-    std::string reply;
-    if (fd >= 0) {
-        const std::string request = "GET / HTTP/1.0\r\nHost: 127.0.0.1\r\n\r\n";
-        if (::write(fd, request.data(), request.size()) == static_cast<ssize_t>(request.size())) {
-            char buf[512];
-            ssize_t n = 0;
-            while ((n = ::read(fd, buf, sizeof buf)) > 0) {
-                reply.append(buf, static_cast<std::size_t>(n));
-            }
-        }
-        ::close(fd);
-    }
-    return reply.starts_with("HTTP/1.") && reply.find(" 200 ") != std::string::npos &&
-           reply.ends_with("\r\n\r\nok");
-}
-
 // The app (module `app`) and an application that fails to load (module `broken`).
 void write_apps(const TempDir& dir) {
     write_file(dir.path() / "app.py",
@@ -74,9 +56,7 @@ TEST_CASE(
     CHECK(result.exit_code == 0);  // the probe said the new run was ready
     // (pkitd's log is written as the reply goes out: polled, not read once.)
     wait_for(
-        [&] {
-            return pkitd.log().find("web: run 2 ready, stopping run 1") != std::string::npos;
-        },
+        [&] { return pkitd.log().find("web: run 2 ready, stopping run 1") != std::string::npos; },
         10s, "the old run answered the new run's probe");
     // The working gunicorn is gone and the new one cannot boot a worker: it crash-loops.
     wait_status(

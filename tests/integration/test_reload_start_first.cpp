@@ -106,9 +106,7 @@ TEST_CASE(
     // The old run answered the probe meant for the new one.
     // (pkitd's log is written as the reply goes out: polled, not read once.)
     wait_for(
-        [&] {
-            return pkitd.log().find("web: run 2 ready, stopping run 1") != std::string::npos;
-        },
+        [&] { return pkitd.log().find("web: run 2 ready, stopping run 1") != std::string::npos; },
         10s, "the old run answered the new run's probe");
     CHECK_MESSAGE(result.all().find(at) != std::string::npos, result.all());
     wait_status(

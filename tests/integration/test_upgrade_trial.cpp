@@ -177,10 +177,11 @@ TEST_CASE("an upgrade to a pkitd that reads no format newer than 2 hands no clie
     Client client = pkitd.client();
     const json web = wait_running(client, "web")["pid"];
     // An older pkitd, as its check describes it: no trial, state format 2.
-    const std::string older = dir.script(
-        "older", "case \" $* \" in\n  *\" --upgrade-check \"*)\n    echo 'pkitd 0.1.9'\n"
-                 "    echo 'state-format 1 2'\n    exit 0\n    ;;\nesac\nexec " +
-                     std::string(PKITD_BIN) + " \"$@\"\n");
+    const std::string older =
+        dir.script("older",
+                   "case \" $* \" in\n  *\" --upgrade-check \"*)\n    echo 'pkitd 0.1.9'\n"
+                   "    echo 'state-format 1 2'\n    exit 0\n    ;;\nesac\nexec " +
+                       std::string(PKITD_BIN) + " \"$@\"\n");
     Client idle = pkitd.client();
     REQUIRE(idle.command("ping")["ok"] == true);
     // The answer comes before the exec; pkitctl then waits for a pkitd 0.1.9, which this

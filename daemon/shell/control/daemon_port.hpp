@@ -1,10 +1,10 @@
 #pragma once
 // What the control room may ask of the daemon above it, and nothing more. The
 // RequestHandler holds a DaemonPort, never the Daemon: a request reads the
-// Supervisor, issues commands, asks for a reload or a shutdown, and asks to be woken
-// at a deadline. The Daemon calls down into the handler (after each pump, with each
-// event and output line); the handler never calls back into the Daemon's loop
-// machinery, so every request goes one way.
+// Supervisor, issues commands (core inputs and guarded signals, RunCommands), asks for
+// a reload or a shutdown, and asks to be woken at a deadline. The Daemon calls down into the
+// handler (after each pump, with each event and output line); the handler never calls back into the
+// Daemon's loop machinery, so every request goes one way.
 
 #include <expected>
 #include <functional>
@@ -59,10 +59,34 @@ public:
     // What became of `service`'s [resources] (SPEC §15), or null when it sets none or
     // they were not applied yet.
     virtual std::optional<proto::ResourceLimitsInfo> resource_limits(std::size_t service) const = 0;
+    // What a client's command may do to runs, inside command(): the core's inputs for a
+    // service, and a signal through the daemon's own guard. No mutable Supervisor
+    // leaves the daemon.
+    class RunCommands {
+    public:
+        // The Supervisor as the command finds it, every launch in flight resolved.
+        virtual const core::Supervisor& supervisor() const = 0;
+        virtual void start(std::size_t service) = 0;
+        virtual void stop(std::size_t service) = 0;
+        virtual void restart(std::size_t service) = 0;
+        // `restart --rolling` (SPEC §9): the roll's id, for Supervisor::roll.
+        virtual std::size_t restart_rolling(std::vector<std::size_t> services) = 0;
+        virtual void pause(std::size_t service) = 0;
+        virtual void resume(std::size_t service) = 0;
+        // `signo` to `service`'s run (its process group with `group`), nothing when it
+        // has no process; through the guard every signal to a run goes through: while a
+        // run's exit is held for its cgroup, its reaped pid may be another process's, and
+        // the signal goes to what is left in the cgroup instead (cgroup/cgroups.hpp).
+        virtual void signal(std::size_t service, int signo, bool group) = 0;
+
+    protected:
+        ~RunCommands() = default;
+    };
     // A command on runs: every launch in flight is resolved first (the core can stop
-    // or signal only a run whose pid it knows), then `act` runs on the Supervisor, then
-    // the actions it caused are executed (after which the handler's after_pump runs).
-    virtual void command(const std::function<void(core::Supervisor&, core::Now)>& act) = 0;
+    // or signal only a run whose pid it knows), then `act` runs, all at one moment,
+    // then the actions it caused are executed (after which the handler's after_pump
+    // runs).
+    virtual void command(const std::function<void(RunCommands&)>& act) = 0;
     // The daemon's one timer fires at `deadline` (or earlier), and the pump that follows
     // calls the handler's after_pump. A wake-up nobody needs any more costs one pump.
     virtual void wake_at(core::TimePoint deadline) = 0;

@@ -9,8 +9,8 @@
 #include "config/accounts.hpp"
 #include "config/model.hpp"
 #include "config/suggest.hpp"
-#include "daemon/shell/control/event_view.hpp"
-#include "daemon/shell/control/health_view.hpp"
+#include "daemon/shell/views/event_view.hpp"
+#include "daemon/shell/views/health_view.hpp"
 
 namespace pkit::shell {
 

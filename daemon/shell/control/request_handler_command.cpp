@@ -1,12 +1,11 @@
 // The requests that act on runs: `start`, `stop`, `restart` (answered once the runs
 // have ended, unless no_block) and `signal` (SPEC §9). Each goes to the daemon as one
-// DaemonPort::command; the replies that wait are answered by check_pending(), which
-// the daemon's pump reaches through after_pump(). It answers the `reload` requests
-// that wait for their start_first replacements too (request_handler_reload.cpp).
+// DaemonPort::command, through its RunCommands; the replies that wait are answered by
+// check_pending(), which the daemon's pump reaches through after_pump(). It answers the `reload`
+// requests that wait for their start_first replacements too (request_handler_reload.cpp).
 
 #include "config/values.hpp"
 #include "daemon/shell/control/request_handler.hpp"
-#include "daemon/shell/launch/launcher.hpp"
 
 namespace pkit::shell {
 
@@ -16,26 +15,26 @@ void RequestHandler::handle_control(ConnectionId connection, const proto::Reques
         return;
     }
     Pending pending{connection, request.id, request.cmd, std::move(*services), {}};
-    m_daemon.command([&](core::Supervisor& sup, core::Now now) {
+    m_daemon.command([&](DaemonPort::RunCommands& runs) {
         // Every run is noted before anything is acted on, so that each is compared with
         // its run from before the request. Noted one by one, a service acted on earlier
         // in the same request (a name given twice, before names were merged) had its
         // new run noted, launched but not spawned yet: the second restart did nothing to
         // it, and the reply waited for that run to end, for ever.
         for (std::size_t i : pending.services) {
-            pending.runs.push_back(sup.service(i).run());
+            pending.runs.push_back(runs.supervisor().service(i).run());
         }
         if (request.rolling && request.cmd == proto::Command::restart) {
-            pending.roll = sup.restart_rolling(pending.services, now);
+            pending.roll = runs.restart_rolling(pending.services);
             return;
         }
         for (std::size_t i : pending.services) {
             if (request.cmd == proto::Command::start) {
-                sup.start_service(i, now);
+                runs.start(i);
             } else if (request.cmd == proto::Command::stop) {
-                sup.stop_service(i, now);
+                runs.stop(i);
             } else {
-                sup.restart_service(i, now);
+                runs.restart(i);
             }
         }
     });
@@ -150,13 +149,11 @@ void RequestHandler::handle_signal(ConnectionId connection, const proto::Request
                     "\"signal\": unknown signal \"" + request.signal + "\"");
         return;
     }
-    // A command, so that a launching run gets its signal too.
-    m_daemon.command([&](core::Supervisor& sup, core::Now) {
+    // A command, so that a launching run gets its signal too; each through the
+    // daemon's guard (a run whose exit is held for its cgroup has no pid to signal).
+    m_daemon.command([&](DaemonPort::RunCommands& runs) {
         for (std::size_t i : *services) {
-            const core::Service& s = sup.service(i);
-            if (s.has_process()) {
-                signal_run(s.pid(), *signo, request.group);
-            }
+            runs.signal(i, *signo, request.group);
         }
     });
     reply_ok(connection, request.id, services_json(*services));

@@ -43,7 +43,8 @@ void RequestHandler::handle_pause(ConnectionId connection, const proto::Request&
     std::vector<std::size_t> acted;
     // A command: every launch in flight is resolved first, so a run that is starting
     // has its pid (and its cgroup) when it is checked.
-    m_daemon.command([&](core::Supervisor& sup, core::Now now) {
+    m_daemon.command([&](DaemonPort::RunCommands& runs) {
+        const core::Supervisor& sup = runs.supervisor();
         if (pause && sup.shutting_down()) {
             refused = "pkitd is shutting down";
             return;
@@ -61,9 +62,9 @@ void RequestHandler::handle_pause(ConnectionId connection, const proto::Request&
         }
         for (std::size_t i : acted) {
             if (pause) {
-                sup.pause_service(i, now);
+                runs.pause(i);
             } else {
-                sup.resume_service(i, now);
+                runs.resume(i);
             }
         }
     });

@@ -5,11 +5,10 @@
 #include <algorithm>
 #include <string_view>
 #include <unordered_map>
-#include <variant>
 
-#include "daemon/core/explain.hpp"
-#include "daemon/shell/control/health_view.hpp"
 #include "daemon/shell/control/request_handler.hpp"
+#include "daemon/shell/views/explain_view.hpp"
+#include "daemon/shell/views/health_view.hpp"
 
 namespace pkit::shell {
 
@@ -120,13 +119,7 @@ void RequestHandler::handle_explain(ConnectionId connection, const proto::Reques
     if (!index) {
         return;
     }
-    core::Explanation e = core::explain(m_daemon.supervisor(), *index, m_daemon.now());
-    proto::ExplainResult result;
-    result.text = e.text;
-    for (const auto& [key, value] : e.facts) {
-        std::visit([&, &k = key](const auto& v) { result.facts[k] = v; }, value);
-    }
-    reply_ok(connection, request.id, result);
+    reply_ok(connection, request.id, explain_result(m_daemon.supervisor(), *index, m_daemon.now()));
 }
 
 }  // namespace pkit::shell

@@ -4,8 +4,8 @@
 
 #include <algorithm>
 
-#include "daemon/shell/control/event_view.hpp"
 #include "daemon/shell/control/request_handler.hpp"
+#include "daemon/shell/views/event_view.hpp"
 
 namespace pkit::shell {
 

@@ -7,35 +7,33 @@
 
 #include <nlohmann/json.hpp>
 
-#include "daemon/shell/control/health_view.hpp"
-#include "daemon/shell/daemon.hpp"
 #include "daemon/shell/http/metrics.hpp"
+#include "daemon/shell/views/health_view.hpp"
 #include "proto/version.hpp"
 
 namespace pkit::shell::http {
 
 Sources Endpoint::sources() {
-    Daemon& daemon = m_daemon;
+    HttpPort& port = m_port;
     Sources sources;
-    sources.readiness = [&daemon] {
-        proto::HealthResult health =
-            health_result(std::as_const(daemon).supervisor(), daemon.now());
+    sources.readiness = [&port] {
+        proto::HealthResult health = health_result(std::as_const(port).supervisor(), port.now());
         return std::pair{health.ready, proto::json(health).dump()};
     };
-    sources.metrics = [&daemon] {
-        const core::Supervisor& sup = std::as_const(daemon).supervisor();
-        core::Now now = daemon.now();
+    sources.metrics = [&port] {
+        const core::Supervisor& sup = std::as_const(port).supervisor();
+        core::Now now = port.now();
         MetricsInput input;
         input.supervisor = &sup;
         input.version = std::string(proto::version());
-        input.start_time = now.wall - daemon.uptime();
+        input.start_time = now.wall - port.uptime();
         input.ready = health_result(sup, now).ready;
-        input.orphans_reaped = daemon.orphans_reaped();
+        input.orphans_reaped = port.orphans_reaped();
         MetricsSnapshot snapshot = snapshot_metrics(input);
         // The /proc and cgroup reads are left to the MetricsCache, which makes them off
         // the loop, as `status` reads them (read_run_resources).
         snapshot.groups = run_groups(sup, sup.start_order());
-        snapshot.cgroups = std::as_const(daemon).run_cgroup_reads(sup.start_order());
+        snapshot.cgroups = std::as_const(port).run_cgroup_reads(sup.start_order());
         return snapshot;
     };
     return sources;
@@ -45,17 +43,17 @@ std::expected<void, std::string> Endpoint::open(const config::HttpSpec& spec) {
     if (!spec.listen) {
         return {};
     }
-    auto server = Server::open(m_daemon.loop(), *spec.listen, sources());
+    auto server = Server::open(m_port.loop(), *spec.listen, sources());
     if (!server) {
         return std::unexpected(server.error());
     }
     m_server = std::move(*server);
-    m_daemon.log("info", "http endpoint listening on " + *spec.listen);
+    m_port.log("info", "http endpoint listening on " + *spec.listen);
     return {};
 }
 
 std::expected<void, std::string> Endpoint::adopt(const config::HttpSpec& spec, int fd) {
-    auto server = Server::adopt(m_daemon.loop(), spec.listen.value_or(""), sources(), fd);
+    auto server = Server::adopt(m_port.loop(), spec.listen.value_or(""), sources(), fd);
     if (!server) {
         return std::unexpected(server.error());
     }
@@ -94,7 +92,7 @@ void Endpoint::apply(const config::HttpSpec& spec) {
     }
     if (!spec.listen) {
         if (m_server) {
-            m_daemon.log("info", "reload: http endpoint on " + m_server->listen() + " closed");
+            m_port.log("info", "reload: http endpoint on " + m_server->listen() + " closed");
         }
         m_server.reset();
         return;
@@ -113,12 +111,12 @@ void Endpoint::apply(const config::HttpSpec& spec) {
     hints.ai_family = AF_UNSPEC;
     hints.ai_socktype = SOCK_STREAM;
     hints.ai_flags = AI_NUMERICSERV;
-    int rc = uv_getaddrinfo(m_daemon.loop(), &resolution->req, &Endpoint::on_resolved, host.c_str(),
+    int rc = uv_getaddrinfo(m_port.loop(), &resolution->req, &Endpoint::on_resolved, host.c_str(),
                             port.c_str(), &hints);
     if (rc != 0) {
-        m_daemon.log("error", "reload: cannot listen on " + *spec.listen +
-                                  " ([http] listen): cannot resolve \"" + host +
-                                  "\": " + uv_strerror(rc));
+        m_port.log("error", "reload: cannot listen on " + *spec.listen +
+                                " ([http] listen): cannot resolve \"" + host +
+                                "\": " + uv_strerror(rc));
         return;
     }
     m_resolving = resolution.release();
@@ -144,9 +142,9 @@ void Endpoint::on_resolved(uv_getaddrinfo_t* req, int status, addrinfo* found) {
             auto [host, port] = Server::split_listen(resolution->listen);
             std::string still =
                 self->m_server ? "; still serving on " + self->m_server->listen() : "";
-            self->m_daemon.log("error", "reload: cannot listen on " + resolution->listen +
-                                            " ([http] listen): cannot resolve \"" + host +
-                                            "\": " + uv_strerror(status) + still);
+            self->m_port.log("error", "reload: cannot listen on " + resolution->listen +
+                                          " ([http] listen): cannot resolve \"" + host +
+                                          "\": " + uv_strerror(status) + still);
             return;
         }
         self->switch_to(resolution->listen, *address);
@@ -156,30 +154,30 @@ void Endpoint::on_resolved(uv_getaddrinfo_t* req, int status, addrinfo* found) {
 }
 
 void Endpoint::switch_to(const std::string& listen, const sockaddr_storage& address) {
-    auto server = Server::open_at(m_daemon.loop(), listen, address, sources());
+    auto server = Server::open_at(m_port.loop(), listen, address, sources());
     if (!server && m_server) {
         // The new address may overlap the old one (same port, another host): free it
         // and try again, and fall back to the old address if that fails too.
         std::string old = m_server->listen();
         sockaddr_storage old_address = m_server->address();
         m_server.reset();
-        server = Server::open_at(m_daemon.loop(), listen, address, sources());
+        server = Server::open_at(m_port.loop(), listen, address, sources());
         if (!server) {
-            m_daemon.log("error", "reload: " + server.error() + "; still serving on " + old);
-            if (auto back = Server::open_at(m_daemon.loop(), old, old_address, sources())) {
+            m_port.log("error", "reload: " + server.error() + "; still serving on " + old);
+            if (auto back = Server::open_at(m_port.loop(), old, old_address, sources())) {
                 m_server = std::move(*back);
             } else {
-                m_daemon.log("error", "reload: " + back.error() + "; http endpoint closed");
+                m_port.log("error", "reload: " + back.error() + "; http endpoint closed");
             }
             return;
         }
     }
     if (!server) {
-        m_daemon.log("error", "reload: " + server.error());
+        m_port.log("error", "reload: " + server.error());
         return;
     }
     m_server = std::move(*server);
-    m_daemon.log("info", "reload: http endpoint listening on " + listen);
+    m_port.log("info", "reload: http endpoint listening on " + listen);
 }
 
 }  // namespace pkit::shell::http

@@ -1,23 +1,20 @@
 #pragma once
 // The HTTP endpoint as pkitd runs it (SPEC §11): pkitd.toml's [http] opened at
-// start-up, re-applied at each reload, and served from the Daemon's records.
+// start-up, re-applied at each reload, and served from what its HttpPort reads.
 
 #include <expected>
 #include <memory>
 #include <string>
 
 #include "config/model.hpp"
+#include "daemon/shell/http/http_port.hpp"
 #include "daemon/shell/http/server.hpp"
-
-namespace pkit::shell {
-class Daemon;
-}
 
 namespace pkit::shell::http {
 
 class Endpoint {
 public:
-    explicit Endpoint(Daemon& daemon) : m_daemon(daemon) {}
+    explicit Endpoint(HttpPort& port) : m_port(port) {}
     ~Endpoint();
     Endpoint(const Endpoint&) = delete;
     Endpoint& operator=(const Endpoint&) = delete;
@@ -47,7 +44,7 @@ private:
     void switch_to(const std::string& listen, const sockaddr_storage& address);
     static void on_resolved(uv_getaddrinfo_t* req, int status, addrinfo* found);
 
-    Daemon& m_daemon;
+    HttpPort& m_port;
     std::unique_ptr<Server> m_server;
     Resolution* m_resolving = nullptr;  // owned by libuv until on_resolved
 };

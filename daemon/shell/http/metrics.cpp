@@ -304,11 +304,4 @@ bool MetricsRender::step(std::size_t samples) {
     return m_family > k_families.size();
 }
 
-std::string render_metrics(const MetricsInput& input) {
-    MetricsRender render(snapshot_metrics(input));
-    while (!render.step(SIZE_MAX)) {
-    }
-    return render.take();
-}
-
 }  // namespace pkit::shell::http

@@ -96,9 +96,6 @@ private:
     bool m_started = false;
 };
 
-// The whole exposition at once (snapshot and every step).
-std::string render_metrics(const MetricsInput& input);
-
 // A label value escaped for the exposition format: \ " and newline.
 std::string escape_label(std::string_view value);
 

@@ -22,6 +22,9 @@
 
 namespace pkit::shell {
 
+// The form of pkitd's own log lines and forwarded output (pkitd --log-format).
+enum class LogFormat { text, json };
+
 class OutputWriter {
 public:
     static constexpr std::size_t k_default_backlog = 1024 * 1024;

@@ -236,4 +236,24 @@ void RunRecords::ended(pid_t pid) {
     }
 }
 
+bool take_over_records(RunRecords& records, const std::string& path,
+                       const std::function<void(std::string_view, const std::string&)>& log) {
+    if (auto opened = records.open(path); !opened) {
+        if (opened.error().held) {
+            log("error", opened.error().message + ": is it still running?");
+            return false;
+        }
+        log("warning",
+            opened.error().message + ": should pkitd be killed, the next one cannot end its runs");
+    } else if (auto ended = records.end_recorded_runs(); !ended.empty()) {
+        std::string pids;
+        for (pid_t pid : ended) {
+            pids += (pids.empty() ? "" : ", ") + std::to_string(pid);
+        }
+        log("warning", "ended " + std::to_string(ended.size()) +
+                           " runs a previous pkitd left running (pids " + pids + ")");
+    }
+    return true;
+}
+
 }  // namespace pkit::shell

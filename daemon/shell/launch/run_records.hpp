@@ -28,9 +28,13 @@
 #include <cstddef>
 #include <cstdint>
 #include <expected>
+#include <functional>
 #include <string>
+#include <string_view>
 #include <unordered_map>
 #include <vector>
+
+#include "daemon/shell/child_exit.hpp"
 
 namespace pkit::shell {
 
@@ -61,7 +65,7 @@ struct ChildRecord {
 // CLOCK_BOOTTIME in ns; async-signal-safe.
 std::int64_t boottime_ns();
 
-class RunRecords {
+class RunRecords final : public ExitOwner {
 public:
     RunRecords() = default;
     // Removes the file when no run is recorded any more (an orderly exit); keeps it
@@ -85,7 +89,6 @@ public:
         m_path = std::move(path);
     }
     int fd() const { return m_fd; }
-    bool is_open() const { return m_fd >= 0; }
     const std::string& path() const { return m_path; }
 
     // Ends every run the file records whose main process is still the recorded one
@@ -102,6 +105,13 @@ public:
     void started(std::size_t slot, pid_t pid);
     // `pid` was reaped: frees its slot, unless a newer run holds it.
     void ended(pid_t pid);
+    // A run's exit frees its record (never claims the exit).
+    bool on_child_exit(ChildExit& exit) override {
+        if (exit.service) {
+            ended(exit.pid);
+        }
+        return false;
+    }
 
 private:
     int m_fd = -1;
@@ -109,5 +119,12 @@ private:
     std::unordered_map<pid_t, std::size_t> m_slot_of;
     std::vector<pid_t> m_pid_of;  // by slot; 0: free
 };
+
+// Start-up, with the control socket bound (no live pkitd serves this configuration):
+// opens the records at `path` and ends the runs a pkitd that died left in them, each
+// step logged with `log`. False when a live pkitd holds them (pkitd must exit 3); a
+// file that cannot be used otherwise is warned about and pkitd goes on without it.
+bool take_over_records(RunRecords& records, const std::string& path,
+                       const std::function<void(std::string_view, const std::string&)>& log);
 
 }  // namespace pkit::shell

@@ -1,7 +1,7 @@
 #pragma once
 // One upgrade in place under way (SPEC §16), from the request to the exec, and what a
-// pkitd that came by one still owes its clients. The Daemon drives the steps
-// (daemon/shell/daemon_upgrade.cpp):
+// pkitd that came by one still owes its clients. The Upgrader drives the steps
+// (daemon/shell/upgrade/upgrader.cpp):
 //
 //   check   `BINARY --upgrade-check`: the pkitd it is, the state formats it reads
 //   config  the configuration read again: it must be the one running

@@ -42,7 +42,7 @@ struct KeptFd {
     std::string path;     // notify: the socket's path; listen: its kind and address
 };
 
-// A group-mode run's leftover processes, being ended (see Daemon::cleanup_group).
+// A group-mode run's leftover processes, being ended (see runs/leftovers.hpp).
 struct LeftoverFact {
     int pgid = 0;
     std::int64_t kill_in_ns = 0;  // SIGKILL due this long after the hand-over

@@ -1,4 +1,4 @@
-#include "daemon/shell/control/event_view.hpp"
+#include "daemon/shell/views/event_view.hpp"
 
 #include <cstdio>
 

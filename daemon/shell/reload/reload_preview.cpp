@@ -1,19 +1,18 @@
-// Daemon::preview_reload() (SPEC §21, `reload --dry-run`): the tree is read on a worker
+// Reloader::preview() (SPEC §21, `reload --dry-run`): the tree is read on a worker
 // thread as a reload reads it, then compared with what runs by the Supervisor's
 // preview_reload(), on the loop, and dropped. Nothing a later reload depends on moves:
 // the read goes without the reload cache (whose parses and inotify events are the next
 // reload's), no [[listen]] socket is bound, no `scale` count is forgotten.
 //
-//   preview_reload(done) ──idle──▶ start_preview ──uv_queue_work──▶ load_tree (worker)
-//                        └─busy──▶ m_preview_next                        │
+//   preview(done) ──idle──▶ start_preview ──uv_queue_work──▶ load_tree (worker)
+//                 └─busy──▶ m_preview_next                        │
 //   preview_tree, each waiting `done` ◀──after-work, on the loop─────────┘
 
 #include <exception>
 #include <memory>
 
 #include "config/instances.hpp"
-#include "daemon/shell/cgroup/cgroup_limits.hpp"
-#include "daemon/shell/daemon.hpp"
+#include "daemon/shell/reload/reloader.hpp"
 
 namespace pkit::shell {
 
@@ -32,8 +31,8 @@ void answer(const std::vector<DaemonPort::PreviewDone>& waiting,
 
 }  // namespace
 
-void Daemon::preview_reload(PreviewDone done) {
-    if (m_supervisor.shutting_down()) {
+void Reloader::preview(PreviewDone done) {
+    if (m_host.supervisor().shutting_down()) {
         answer({std::move(done)}, std::unexpected("pkitd is shutting down"));
         return;
     }
@@ -44,12 +43,12 @@ void Daemon::preview_reload(PreviewDone done) {
     start_preview({std::move(done)});
 }
 
-void Daemon::start_preview(std::vector<PreviewDone> waiting) {
+void Reloader::start_preview(std::vector<PreviewDone> waiting) {
     auto warnings = std::make_shared<std::vector<config::Diagnostic>>();
     config::LoadOptions options = config::default_load_options();
     options.load_warnings = warnings.get();
     auto started = m_previewing.start(
-        m_options.config_dir, options, nullptr, [this, waiting, warnings](config::LoadResult tree) {
+        m_config_dir, options, nullptr, [this, waiting, warnings](config::LoadResult tree) {
             PreviewResult result;
             try {
                 result = preview_tree(std::move(tree));
@@ -67,7 +66,7 @@ void Daemon::start_preview(std::vector<PreviewDone> waiting) {
             }
             std::vector<PreviewDone> next;
             next.swap(m_preview_next);
-            if (m_supervisor.shutting_down()) {
+            if (m_host.supervisor().shutting_down()) {
                 answer(next, std::unexpected("pkitd is shutting down"));
             } else {
                 start_preview(std::move(next));
@@ -79,7 +78,7 @@ void Daemon::start_preview(std::vector<PreviewDone> waiting) {
     }
 }
 
-Daemon::PreviewResult Daemon::preview_tree(config::LoadResult tree) {
+Reloader::PreviewResult Reloader::preview_tree(config::LoadResult tree) {
     auto refuse = [](const std::vector<config::Diagnostic>& diagnostics) {
         std::string errors;
         for (const config::Diagnostic& d : diagnostics) {
@@ -90,12 +89,8 @@ Daemon::PreviewResult Daemon::preview_tree(config::LoadResult tree) {
     if (!tree) {
         return refuse(tree.error());
     }
-    if (m_cgroup_tree) {
-        if (auto errors =
-                required_limit_errors(*tree, m_cgroup_choice, m_cgroup_tree->controllers());
-            !errors.empty()) {
-            return refuse(errors);
-        }
+    if (auto errors = m_host.tree_errors(*tree); !errors.empty()) {
+        return refuse(errors);
     }
     // The counts `scale` set, as keep_scaled_counts() would keep them, without
     // forgetting those a changed file overrides.
@@ -104,7 +99,7 @@ Daemon::PreviewResult Daemon::preview_tree(config::LoadResult tree) {
             config::set_instances(*tree, name, scaled.count);
         }
     }
-    PreviewReport report{m_supervisor.preview_reload(*tree), {}};
+    DaemonPort::PreviewReport report{m_host.supervisor().preview_reload(*tree), {}};
     BackgroundLoad::discard(m_loop, std::move(*tree));
     return report;
 }

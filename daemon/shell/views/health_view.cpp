@@ -1,4 +1,4 @@
-#include "daemon/shell/control/health_view.hpp"
+#include "daemon/shell/views/health_view.hpp"
 
 #include "daemon/core/readiness.hpp"
 

@@ -6,7 +6,7 @@
 #include <csignal>
 
 #include "daemon/core/explain.hpp"
-#include "daemon/shell/control/event_view.hpp"
+#include "daemon/shell/views/event_view.hpp"
 #include "tests/unit/shell/shell_test.hpp"
 
 namespace pkit::shell::test {
