@@ -154,7 +154,10 @@ std::string event_words(const proto::json& event) {
         // "web: log file PATH: WHY; lines are dropped": the subject column names web.
         std::string reason = text_of(event, "reason");
         std::string head = text_of(event, "service") + ": ";
-        return reason.starts_with(head) ? reason.substr(head.size()) : reason;
+        if (reason.starts_with(head)) {
+            reason.erase(0, head.size());
+        }
+        return reason.empty() ? "log error" : "log error: " + reason;
     }
     if (type == "stopped" || type == "gave_up" || type == "restarts_exhausted" ||
         type == "group_failed" || type == "escalated" || type == "reload" || type == "missed") {

@@ -143,7 +143,7 @@ TEST_CASE("event words: log_error says what failed without repeating the service
                                   "web: log file /var/log/web.log: No space left "
                                   "on device; lines are dropped"}});
     CHECK(event_words(e) ==
-          "log file /var/log/web.log: No space left on device; lines are dropped");
+          "log error: log file /var/log/web.log: No space left on device; lines are dropped");
     const auto& types = event_types();
     CHECK(std::find(types.begin(), types.end(), "log_error") != types.end());
 }

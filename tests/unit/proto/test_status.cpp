@@ -52,16 +52,16 @@ TEST_CASE("an empty service status writes every key, optional ones as null") {
                      "health", "notify_status", "last_exit", "last_launch_error"}) {
         CHECK_MESSAGE(value.contains(key), key);
     }
-    for (auto key :
-         {"type", "stop_timeout", "ready_timeout", "draining_pid", "schedule", "resource_limits"}) {
+    for (auto key : {"type", "stop_timeout", "ready_timeout", "draining_pid", "schedule",
+                     "resource_limits", "log_file"}) {
         CHECK_MESSAGE(value.contains(key), key);
     }
-    CHECK(value.size() == 23);
+    CHECK(value.size() == 24);
     CHECK(value["type"] == "service");
     CHECK(value["stop_timeout"] == 5.0);
     for (auto key : {"group", "pid", "started_at", "uptime", "stopped", "next_restart_in", "health",
                      "notify_status", "last_exit", "last_launch_error", "ready_timeout", "schedule",
-                     "resource_limits"}) {
+                     "resource_limits", "log_file"}) {
         CHECK_MESSAGE(value[key].is_null(), key);
     }
     CHECK(value["run"] == 0);
