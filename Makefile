@@ -51,7 +51,7 @@ build-daemon: deps $(BUILD)/CMakeCache.txt
 
 run: build-daemon
 	mkdir -p $(BUILD)/run
-	$(BUILD)/daemon/pkitd --config examples --socket $(BUILD)/run/pkitd.sock
+	PKIT_LOG_DIR=$(abspath $(BUILD)/run/logs) $(BUILD)/daemon/pkitd --config examples --socket $(BUILD)/run/pkitd.sock
 
 test: build test-deps
 	cd $(BUILD) && ctest --output-on-failure -j $(JOBS) --timeout 300

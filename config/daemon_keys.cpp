@@ -104,6 +104,31 @@ void parse_groups(const TableReader& top, DaemonDraft& draft) {
     }
 }
 
+// [output] (SPEC §18): the log directory and the services' log-file defaults.
+void parse_daemon_output(const TableReader& top, DaemonDraft& draft) {
+    auto r = top.subtable("output", {"dir", "file_max_size", "file_keep", "file_format"});
+    if (!r) {
+        return;
+    }
+    DaemonOutputSpec& out = draft.spec.output;
+    if (const toml::node* node = r->get("dir")) {
+        if (auto dir = read_string(r->diags(), *node, r->what("dir"), true)) {
+            if (!dir->empty()) {  // "": no directory, as when left out
+                out.dir = std::move(*dir);
+            }
+            draft.output_dir_pos = pos_of(*node);
+        }
+    }
+    std::optional<std::uint64_t> max_size;
+    std::optional<int> keep;
+    std::optional<LogFormat> format;
+    read_log_file_keys(*r, max_size, keep, format);
+    out.file_max_size = max_size.value_or(out.file_max_size);
+    out.file_keep = keep.value_or(out.file_keep);
+    out.file_format = format.value_or(out.file_format);
+    r->report_unknown();
+}
+
 constexpr std::array<std::string_view, 2> k_exit_when_names{"never", "all_done"};
 constexpr std::array<ExitWhen, 2> k_exit_when{ExitWhen::never, ExitWhen::all_done};
 
@@ -115,7 +140,7 @@ DaemonDraft parse_daemon(const Diags& d, const toml::table& root) {
     DaemonSpec& spec = draft.spec;
     TableReader top(d, root, "",
                     {"socket", "control_users", "control_group", "shutdown_timeout", "storm",
-                     "root", "groups", "http", "env", "env_file", "cgroups", "exit_when"},
+                     "root", "groups", "http", "env", "env_file", "cgroups", "exit_when", "output"},
                     Pos{});
     top.read("socket", spec.socket, as_string);
     top.read("control_users", spec.control_users,
@@ -133,6 +158,7 @@ DaemonDraft parse_daemon(const Diags& d, const toml::table& root) {
     check_daemon_variables(d, root);
     top.read("cgroups", spec.cgroups, as_enum(k_cgroup_mode_names, k_cgroup_modes));
     top.read("exit_when", spec.exit_when, as_enum(k_exit_when_names, k_exit_when));
+    parse_daemon_output(top, draft);
     top.report_unknown();
     return draft;
 }

@@ -27,6 +27,7 @@ struct ServiceDraft {
     std::vector<Pos> after_pos;  // one per spec.after element
     std::vector<VariableText> variable_texts;
     Pos command_pos;             // argv[0] of `command`, for --check's program warning
+    Pos log_file_pos;            // the [output] `file` value, for the log-file checks
     std::int64_t instances = 1;  // the file's `instances`
     // `after` as written, while spec.after holds it expanded for the checks (only when
     // it names a file with instances; see expand_instances()).
@@ -39,6 +40,7 @@ struct ServiceDraft {
 struct DaemonDraft {
     DaemonSpec spec;
     std::string file;                          // pkitd.toml as opened
+    Pos output_dir_pos;                        // the [output] `dir` value, when written
     std::vector<std::vector<Pos>> member_pos;  // parallel to spec.groups[i].members
     // Each group's members as written, where expand_instances() expanded them.
     std::vector<std::optional<std::vector<std::string>>> written_members;
@@ -76,7 +78,14 @@ void parse_restart(const TableReader& top, RestartSpec& out);
 // [storm] of a service file or of pkitd.toml: the same keys, different defaults.
 void parse_storm(const TableReader& top, StormSpec& out);
 void parse_stop(const TableReader& top, StopSpec& out);
-void parse_output(const TableReader& top, OutputSpec& out);
+// [output]; `file_pos` gets the position of the `file` value when there is one.
+void parse_output(const TableReader& top, OutputSpec& out, Pos& file_pos);
+// SPEC §18: the bounds of file_max_size and file_keep, in pkitd.toml as in a service.
+inline constexpr std::uint64_t k_min_log_file_size = 64 * 1024;
+inline constexpr std::int64_t k_max_log_file_keep = 1000;
+// file_max_size, file_keep and file_format of an [output] table (section_keys.cpp).
+void read_log_file_keys(const TableReader& r, std::optional<std::uint64_t>& max_size,
+                        std::optional<int>& keep, std::optional<LogFormat>& format);
 void parse_resources(const TableReader& top, ResourceLimits& out);
 // [security] (security_keys.cpp, SPEC §19).
 void parse_security(const TableReader& top, SecuritySpec& out);

@@ -23,6 +23,7 @@
 #include <atomic>
 #include <cerrno>
 #include <cstdint>
+#include <cstdlib>
 #include <cstring>
 #include <ctime>
 #include <mutex>
@@ -30,6 +31,7 @@
 #include <unordered_set>
 
 #include "config/load_steps.hpp"
+#include "config/log_file.hpp"
 #include "config/program_lookup.hpp"
 #include "config/services_watch.hpp"
 #include "config/toml_depth.hpp"
@@ -90,6 +92,11 @@ std::string_view kind_of(mode_t mode) {
         return "a socket";
     }
     return "an unknown kind of file";
+}
+
+// kind_of(), which also names a regular file.
+std::string_view kind_of_any(mode_t mode) {
+    return S_ISREG(mode) ? "a regular file" : kind_of(mode);
 }
 
 // Closes a descriptor when it goes out of scope.
@@ -419,6 +426,70 @@ void report_load_warnings(const std::vector<ServiceDraft>& services, const LoadO
 }
 
 // `cache` (locked by the caller) gives the unchanged files' parses and gets this load's.
+// SPEC §18: each service's log file, as pkitd would open it. An error at the service's
+// `file` value when it names one, else at pkitd.toml's [output] dir: a variable that
+// pkitd's environment and [env] do not define, a path that exists and is not a regular
+// file (a directory, FIFO, device or socket: stat() follows a symbolic link, as the
+// open would), a log directory that is not a directory, and two services writing one
+// file (their rotations would rename each other's lines away).
+void check_log_files(const fs::path& dir, const std::vector<ServiceDraft>& services,
+                     const DaemonDraft& daemon, std::vector<Diagnostic>& diags) {
+    const DaemonOutputSpec& output = daemon.spec.output;
+    if (output.dir) {
+        fs::path log_dir =
+            fs::path(*output.dir).is_relative() ? dir / *output.dir : fs::path(*output.dir);
+        struct stat info {};
+        if (::stat(log_dir.c_str(), &info) == 0 && !S_ISDIR(info.st_mode)) {
+            Diags(daemon.file, diags)
+                .error(daemon.output_dir_pos, cat("output.dir: ", quote(log_dir.string()), " is ",
+                                                  kind_of_any(info.st_mode), ", not a directory"));
+            return;  // every service's file would be reported under it again
+        }
+    }
+    auto process_env = [](std::string_view name) -> std::optional<std::string_view> {
+        const char* value = std::getenv(std::string(name).c_str());
+        return value != nullptr ? std::optional<std::string_view>(value) : std::nullopt;
+    };
+    std::unordered_map<std::string, std::string_view> owners;  // path -> service
+    for (const ServiceDraft& draft : services) {
+        const ServiceSpec& spec = draft.spec;
+        bool own = draft.spec.output.log->path.has_value();
+        if (own && check_variables(*spec.output.log->path)) {
+            continue;  // its syntax error is reported at the value already
+        }
+        auto at = [&](std::string message) {
+            if (own) {
+                Diags(spec.file, diags).error(draft.log_file_pos, std::move(message));
+            } else {
+                Diags(daemon.file, diags)
+                    .error(daemon.output_dir_pos,
+                           cat(message, " (the log file of ", spec.name, " under [output] dir)"));
+            }
+        };
+        auto log = resolve_log_file(spec, daemon.spec, dir.string(),
+                                    log_file_variables(spec, daemon.spec, process_env));
+        if (!log) {
+            at(std::move(log.error()));
+            continue;
+        }
+        if (!*log) {
+            continue;
+        }
+        const std::string& path = (*log)->path;
+        struct stat info {};
+        if (::stat(path.c_str(), &info) == 0 && !S_ISREG(info.st_mode)) {
+            at(cat(own ? "output.file: " : "output.dir: ", quote(path), " is ",
+                   kind_of_any(info.st_mode), ", not a regular file"));
+            continue;
+        }
+        auto [it, added] = owners.emplace(path, spec.name);
+        if (!added) {
+            at(cat(own ? "output.file: " : "output.dir: ", quote(path),
+                   " is already the log file of ", it->second));
+        }
+    }
+}
+
 LoadResult load(const fs::path& dir, const LoadOptions& options, std::vector<Diagnostic>& diags,
                 LoadCache::State* cache) {
     // Before any stat of this load.
@@ -560,6 +631,7 @@ LoadResult load(const fs::path& dir, const LoadOptions& options, std::vector<Dia
 
     expand_instances(services, daemon, known);
     validate_tree(services, daemon, known, diags);
+    check_log_files(dir, services, daemon, diags);
     if (!diags.empty()) {
         for (const Listed& listed : listing) {
             files.push_back(services_dir + listed.name);

@@ -140,6 +140,18 @@ std::string_view to_string(Forward forward) {
     return "?";
 }
 
+std::string_view to_string(LogFormat format) {
+    switch (format) {
+        case LogFormat::text:
+            return "text";
+        case LogFormat::json:
+            return "json";
+        case LogFormat::raw:
+            return "raw";
+    }
+    return "text";
+}
+
 std::string_view to_string(CgroupMode mode) {
     switch (mode) {
         case CgroupMode::automatic:

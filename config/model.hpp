@@ -127,10 +127,27 @@ struct StopSpec {
 
 enum class Forward { prefix, raw, none };
 
+// SPEC §18 `file_format`: how each line is written to a log file.
+enum class LogFormat { text, json, raw };
+
+// SPEC §18: the log-file keys of a service's [output], as written. A key left out takes
+// pkitd.toml's [output] value when the tree is resolved (log_file.hpp), so each is
+// optional here: a service file means the same whatever pkitd.toml says.
+struct LogFileKeys {
+    // nullopt: not written (pkitd.toml's [output] dir decides); "": no log file;
+    // otherwise the path as written, `${VAR}` unexpanded, maybe relative.
+    std::optional<std::string> path;
+    std::optional<std::uint64_t> max_size;  // `file_max_size`, at least 64 KiB
+    std::optional<int> keep;                // `file_keep`, 0-1000
+    std::optional<LogFormat> format;        // `file_format`
+    bool operator==(const LogFileKeys&) const = default;
+};
+
 struct OutputSpec {
     std::size_t max_lines = 1000;
     std::size_t max_bytes = 256 * 1024;
     Forward forward = Forward::prefix;
+    OutOfLine<LogFileKeys> log;  // SPEC §18: file, file_max_size, file_keep, file_format
     bool operator==(const OutputSpec&) const = default;
 };
 
@@ -348,6 +365,16 @@ struct HttpSpec {
     bool operator==(const HttpSpec&) const = default;
 };
 
+// pkitd.toml [output] (SPEC §18): the directory every service without a `file` of its
+// own writes NAME.log in, and the log-file defaults of every service.
+struct DaemonOutputSpec {
+    std::optional<std::string> dir;  // as written, maybe relative; nullopt (or ""): none
+    std::uint64_t file_max_size = 10 * 1024 * 1024;
+    int file_keep = 5;
+    LogFormat file_format = LogFormat::text;
+    bool operator==(const DaemonOutputSpec&) const = default;
+};
+
 // pkitd.toml `exit_when` (SPEC §12): run until told to stop, or end as a job container
 // once nothing can change without an operator.
 enum class ExitWhen { never, all_done };
@@ -372,6 +399,7 @@ struct DaemonSpec {
     std::vector<std::string> env_files;
     CgroupMode cgroups = CgroupMode::automatic;  // read at start-up only
     ExitWhen exit_when = ExitWhen::never;
+    DaemonOutputSpec output;
     bool operator==(const DaemonSpec&) const = default;
 };
 
@@ -397,6 +425,7 @@ std::string_view to_string(LaunchError);
 std::string_view to_string(ProbeKind);
 std::string_view to_string(Strategy);
 std::string_view to_string(Forward);
+std::string_view to_string(LogFormat);
 std::string_view to_string(CgroupMode);
 std::string_view to_string(ProtectSystem);
 

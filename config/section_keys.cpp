@@ -21,7 +21,31 @@ constexpr std::array<Forward, 3> k_forwards{Forward::prefix, Forward::raw, Forwa
 
 constexpr std::int64_t k_int_max = std::numeric_limits<int>::max();
 
+constexpr std::array<std::string_view, 3> k_log_format_names{"text", "json", "raw"};
+constexpr std::array<LogFormat, 3> k_log_formats{LogFormat::text, LogFormat::json, LogFormat::raw};
+
 }  // namespace
+
+void read_log_file_keys(const TableReader& r, std::optional<std::uint64_t>& max_size,
+                        std::optional<int>& keep, std::optional<LogFormat>& format) {
+    if (const toml::node* node = r.get("file_max_size")) {
+        if (auto bytes = read_size(r.diags(), *node, r.what("file_max_size"))) {
+            if (*bytes < k_min_log_file_size) {
+                r.diags().error(pos_of(*node), cat(r.what("file_max_size"),
+                                                   ": must be at least 64KiB (a rotation "
+                                                   "every few lines would be mostly renames)"));
+            } else {
+                max_size = *bytes;
+            }
+        }
+    }
+    if (const toml::node* node = r.get("file_keep")) {
+        if (auto value = read_int(r.diags(), *node, r.what("file_keep"), 0, k_max_log_file_keep)) {
+            keep = static_cast<int>(*value);
+        }
+    }
+    r.read("file_format", format, as_enum(k_log_format_names, k_log_formats));
+}
 
 void parse_restart(const TableReader& top, RestartSpec& out) {
     auto r = top.subtable("restart",
@@ -118,8 +142,9 @@ void parse_resources(const TableReader& top, ResourceLimits& out) {
     r->report_unknown();
 }
 
-void parse_output(const TableReader& top, OutputSpec& out) {
-    auto r = top.subtable("output", {"max_lines", "max_bytes", "forward"});
+void parse_output(const TableReader& top, OutputSpec& out, Pos& file_pos) {
+    auto r = top.subtable("output", {"max_lines", "max_bytes", "forward", "file", "file_max_size",
+                                     "file_keep", "file_format"});
     if (!r) {
         return;
     }
@@ -134,6 +159,16 @@ void parse_output(const TableReader& top, OutputSpec& out) {
         }
     }
     r->read("forward", out.forward, as_enum(k_forward_names, k_forwards));
+    LogFileKeys log;
+    if (const toml::node* node = r->get("file")) {
+        // "" is how a service opts out of pkitd.toml's [output] dir.
+        if (auto path = read_string(r->diags(), *node, r->what("file"), true)) {
+            log.path = std::move(*path);
+            file_pos = pos_of(*node);
+        }
+    }
+    read_log_file_keys(*r, log.max_size, log.keep, log.format);
+    out.log.set(std::move(log));
     r->report_unknown();
 }
 

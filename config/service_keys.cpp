@@ -281,7 +281,7 @@ ServiceDraft parse_service(const Diags& d, const toml::table& root, const LoadOp
     spec.health.set(std::move(health));
     spec.ready.set(std::move(ready));
     parse_stop(top, spec.stop);
-    parse_output(top, spec.output);
+    parse_output(top, spec.output, draft.log_file_pos);
     std::vector<ListenSpec> listen;
     parse_listen(top, listen);
     spec.listen.set(std::move(listen));

@@ -393,6 +393,14 @@ void walk(Rows& r, const ServiceSpec& a, const ServiceSpec& b) {
     r.key("output", "max_bytes", a.output.max_bytes, b.output.max_bytes,
           [](std::size_t bytes) -> Text { return quoted(format_size(bytes)); });
     r.key("output", "forward", a.output.forward, b.output.forward, enum_text<Forward>());
+    const LogFileKeys& log_a = *a.output.log;
+    const LogFileKeys& log_b = *b.output.log;
+    r.key("output", "file", log_a.path, log_b.path, optional_of<std::string>(k_string));
+    r.key("output", "file_max_size", log_a.max_size, log_b.max_size,
+          optional_of<std::uint64_t>(k_size));
+    r.key("output", "file_keep", log_a.keep, log_b.keep, optional_of<int>(k_int));
+    r.key("output", "file_format", log_a.format, log_b.format,
+          optional_of<LogFormat>(enum_text<LogFormat>()));
     r.key("", "listen", *a.listen, *b.listen,
           [](const std::vector<ListenSpec>& v) -> Text { return listen_text(v); });
     resource_rows(r, *a.resources, *b.resources);

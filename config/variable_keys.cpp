@@ -68,6 +68,12 @@ std::vector<VariableText> check_service_variables(const Diags& d, const toml::ta
     }
     check_probe(d, root, "health", texts);
     check_probe(d, root, "ready", texts);
+    if (const auto* output = root.get_as<toml::table>("output")) {
+        // Syntax only: the path is expanded at load from pkitd's own environment, and
+        // a variable it lacks is an error there (log_file.hpp), not a run's warning.
+        std::vector<VariableText> own;
+        check_strings(d, output->get("file"), "output.file", own);
+    }
     return texts;
 }
 

@@ -54,6 +54,7 @@ CommandSpec add_wait(const GlobalOptions& global);
 CommandSpec add_health(const GlobalOptions& global);
 CommandSpec add_show(const GlobalOptions& global);
 CommandSpec add_scale(const GlobalOptions& global);
+CommandSpec add_rotate(const GlobalOptions& global);  // SPEC §18
 CommandSpec add_upgrade(const GlobalOptions& global);
 CommandSpec add_top(const GlobalOptions& global);
 std::vector<CommandSpec> add_pause(const GlobalOptions& global);  // pause, resume

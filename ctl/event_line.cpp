@@ -68,7 +68,7 @@ const std::vector<std::string>& event_types() {
         "started",       "ready",     "exited",  "restarting", "storm_pause",
         "liveness_kill", "health",    "stopped", "gave_up",    "restarts_exhausted",
         "group_failed",  "escalated", "reload",  "missed",     "paused",
-        "resumed"};
+        "resumed",       "log_error"};
     return types;
 }
 
@@ -149,6 +149,15 @@ std::string event_words(const proto::json& event) {
     if (type == "health") {
         auto status = text_of(event, "status");
         return "health " + (status.empty() ? text_of(event, "reason") : status);
+    }
+    if (type == "log_error") {
+        // "web: log file PATH: WHY; lines are dropped": the subject column names web.
+        std::string reason = text_of(event, "reason");
+        std::string head = text_of(event, "service") + ": ";
+        if (reason.starts_with(head)) {
+            reason.erase(0, head.size());
+        }
+        return reason.empty() ? "log error" : "log error: " + reason;
     }
     if (type == "stopped" || type == "gave_up" || type == "restarts_exhausted" ||
         type == "group_failed" || type == "escalated" || type == "reload" || type == "missed") {

@@ -70,7 +70,7 @@ CommandSpec add_events(const GlobalOptions& global) {
                          .help = "only events of this type (repeatable): started, ready, "
                                  "exited, restarting, storm_pause, liveness_kill, health, "
                                  "stopped, gave_up, restarts_exhausted, group_failed, "
-                                 "escalated, reload, missed, paused or resumed",
+                                 "escalated, reload, missed, paused, resumed or log_error",
                          .target = &filter->types,
                          .type_name = "TYPE",
                          .one_at_a_time = true,

@@ -96,7 +96,9 @@ int run_logs(const GlobalOptions& global, const LogsOptions& given) {
                                     .service = name,
                                     .lines = filtered ? INT_MAX : options.lines,
                                     .previous = options.previous,
-                                    .follow = options.follow});
+                                    .follow = options.follow,
+                                    // pkitd reads on through the log file (SPEC §18)
+                                    .since = selection.since});
         auto result = result_of(client->read_reply(), client->path());
         result["lines"] = select_lines(result.value("lines", proto::json::array()), selection);
         Follower follower{.name = name, .client = std::move(client)};

@@ -177,8 +177,9 @@ int main(int argc, char** argv) {
     for (auto& command : add_control(global)) {
         specs.push_back(std::move(command));
     }
-    for (auto add : {add_signal, add_logs, add_events, add_explain, add_reload, add_shutdown,
-                     add_check, add_wait, add_health, add_show, add_top, add_upgrade, add_scale}) {
+    for (auto add :
+         {add_signal, add_logs, add_events, add_explain, add_reload, add_shutdown, add_check,
+          add_wait, add_health, add_show, add_top, add_upgrade, add_scale, add_rotate}) {
         specs.push_back(add(global));
     }
     for (auto& command : add_pause(global)) {

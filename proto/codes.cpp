@@ -25,6 +25,7 @@ constexpr std::array k_commands{
     std::pair{Command::pause, std::string_view{"pause"}},
     std::pair{Command::resume, std::string_view{"resume"}},
     std::pair{Command::reload_preview, std::string_view{"reload_preview"}},
+    std::pair{Command::rotate, std::string_view{"rotate"}},
 };
 
 constexpr std::array k_error_codes{

@@ -36,7 +36,8 @@ enum class Command {
     resume,
     // SPEC §21 `reload --dry-run`: a command of its own, so that a pkitd that does not
     // know it refuses it (unknown_command) rather than reloading.
-    reload_preview
+    reload_preview,
+    rotate,  // SPEC §18: rotate log files now (`services` optional: every one)
 };
 
 enum class ErrorCode {

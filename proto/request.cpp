@@ -163,6 +163,19 @@ std::optional<std::string> read_within(const json& object, double& out) {
     return std::nullopt;
 }
 
+// `since` (logs): unix seconds, a finite number.
+std::optional<std::string> read_since(const json& object, std::optional<double>& out) {
+    auto it = object.find("since");
+    if (it == object.end() || it->is_null()) {
+        return std::nullopt;
+    }
+    if (!it->is_number() || !std::isfinite(it->get<double>())) {
+        return "\"since\" must be a number of unix seconds";
+    }
+    out = it->get<double>();
+    return std::nullopt;
+}
+
 // The per-command argument rules of SPEC §9.
 std::optional<std::string> check_arguments(const Request& request) {
     switch (request.cmd) {
@@ -207,6 +220,7 @@ std::optional<std::string> check_arguments(const Request& request) {
         case Command::shutdown:
         case Command::health:
         case Command::upgrade:
+        case Command::rotate:
             return std::nullopt;
     }
     return std::nullopt;
@@ -241,8 +255,9 @@ Result parse_object(json& object) {
           read_string(object, "signal", request.signal), read_bool(object, "group", request.group),
           read_string(object, "service", request.service), read_lines(object, request.lines),
           read_bool(object, "previous", request.previous),
-          read_bool(object, "follow", request.follow), read_string(object, "for", request.wait_for),
-          read_within(object, request.within), read_bool(object, "no_block", request.no_block),
+          read_bool(object, "follow", request.follow), read_since(object, request.since),
+          read_string(object, "for", request.wait_for), read_within(object, request.within),
+          read_bool(object, "no_block", request.no_block),
           read_bool(object, "resources", request.resources),
           read_bool(object, "rolling", request.rolling),
           read_fields(object, request, request.fields), read_instances(object, request.instances),
@@ -284,13 +299,14 @@ void to_json(json& out, const Request& request) {
     out["cmd"] = to_string(request.cmd);
     switch (request.cmd) {
         case Command::status:
+        case Command::rotate:
             if (!request.services.empty()) {
                 out["services"] = request.services;
             }
-            if (request.resources) {
+            if (request.resources && request.cmd == Command::status) {
                 out["resources"] = true;
             }
-            if (!request.fields.empty()) {
+            if (!request.fields.empty() && request.cmd == Command::status) {
                 out["fields"] = request.fields;
             }
             break;
@@ -330,6 +346,9 @@ void to_json(json& out, const Request& request) {
             out["lines"] = request.lines;
             out["previous"] = request.previous;
             out["follow"] = request.follow;
+            if (request.since) {
+                out["since"] = *request.since;
+            }
             break;
         case Command::explain:
             out["service"] = request.service;

@@ -3,6 +3,7 @@
 // pkitd parses request lines with parse_request; pkitctl builds them with to_json.
 
 #include <expected>
+#include <optional>
 #include <string>
 #include <string_view>
 #include <vector>
@@ -23,8 +24,11 @@ struct Request {
     int lines = 100;                    // logs: the last N lines
     bool previous = false;              // logs: the run before the latest
     bool follow = false;                // logs: stream new lines after the reply
-    std::string wait_for = "ready";     // wait (`for`): "ready", "done" or "stopped"
-    double within = 60.0;               // wait: seconds before not_reached
+    // logs: only lines read at or after this (unix seconds); before the tail's oldest
+    // line, the service's log file is read back too (SPEC §18)
+    std::optional<double> since;
+    std::string wait_for = "ready";  // wait (`for`): "ready", "done" or "stopped"
+    double within = 60.0;            // wait: seconds before not_reached
     // stop/restart: reply at once, before the runs end; reload: without waiting for the
     // start_first replacements it began
     bool no_block = false;

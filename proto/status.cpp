@@ -15,6 +15,7 @@ using detail::daemon_members;
 using detail::exit_members;
 using detail::field_from_json;
 using detail::health_members;
+using detail::log_file_members;
 using detail::optional_from_json;
 using detail::optional_to_json;
 using detail::resources_members;
@@ -45,6 +46,7 @@ void write(JsonWriter& w, const ExitInfo& value);
 void write(JsonWriter& w, const HealthInfo& value);
 void write(JsonWriter& w, const Resources& value);
 void write(JsonWriter& w, const ScheduleInfo& value);
+void write(JsonWriter& w, const LogFileInfo& value);
 
 // Writes one member's value: scalars directly, nested objects through write().
 template <typename T>
@@ -56,7 +58,8 @@ void write_member(JsonWriter& w, const T& member) {
             w.null();
         }
     } else if constexpr (std::is_same_v<T, ExitInfo> || std::is_same_v<T, HealthInfo> ||
-                         std::is_same_v<T, Resources> || std::is_same_v<T, ScheduleInfo>) {
+                         std::is_same_v<T, Resources> || std::is_same_v<T, ScheduleInfo> ||
+                         std::is_same_v<T, LogFileInfo>) {
         write(w, member);
     } else if constexpr (std::is_same_v<T, CgroupsInfo> || std::is_same_v<T, ResourceLimitsInfo> ||
                          std::is_same_v<T, std::vector<std::string>>) {
@@ -87,6 +90,7 @@ constexpr auto k_exit = [](auto& v, auto&& f) { exit_members(v, f); };
 constexpr auto k_health = [](auto& v, auto&& f) { health_members(v, f); };
 constexpr auto k_resources = [](auto& v, auto&& f) { resources_members(v, f); };
 constexpr auto k_schedule = [](auto& v, auto&& f) { schedule_members(v, f); };
+constexpr auto k_log_file = [](auto& v, auto&& f) { log_file_members(v, f); };
 constexpr auto k_service = [](auto& v, auto&& f) { service_members(v, f); };
 constexpr auto k_daemon = [](auto& v, auto&& f) { daemon_members(v, f); };
 
@@ -101,6 +105,9 @@ void write(JsonWriter& w, const Resources& value) {
 }
 void write(JsonWriter& w, const ScheduleInfo& value) {
     write_object(w, value, k_schedule);
+}
+void write(JsonWriter& w, const LogFileInfo& value) {
+    write_object(w, value, k_log_file);
 }
 
 // Which members of a status object a reply carries, by position in service_members:
@@ -255,6 +262,17 @@ void from_json(const json& in, ScheduleInfo& value) {
     field_from_json(in, "missed", value.missed);
 }
 
+void to_json(json& out, const LogFileInfo& value) {
+    out = object_from(value, k_log_file);
+}
+
+void from_json(const json& in, LogFileInfo& value) {
+    in.at("path").get_to(value.path);
+    field_from_json(in, "size", value.size);
+    field_from_json(in, "rotations", value.rotations);
+    field_from_json(in, "dropped", value.dropped);
+}
+
 void to_json(json& out, const ExitInfo& value) {
     out = object_from(value, k_exit);
 }
@@ -326,6 +344,7 @@ void from_json(const json& in, ServiceStatus& value) {
     optional_from_json(in, "ready_timeout", value.ready_timeout);
     optional_from_json(in, "draining_pid", value.draining_pid);
     optional_from_json(in, "schedule", value.schedule);
+    optional_from_json(in, "log_file", value.log_file);
     optional_from_json(in, "resource_limits", value.resource_limits);
     optional_from_json(in, "security", value.security);
     if (in.contains("resources")) {

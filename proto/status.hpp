@@ -66,6 +66,16 @@ struct ScheduleInfo {
     bool operator==(const ScheduleInfo&) const = default;
 };
 
+// A service's log file (SPEC §18): its path, its size as pkitd last wrote it, and the
+// rotations done and lines dropped since pkitd (or a reload) opened it.
+struct LogFileInfo {
+    std::string path;
+    std::int64_t size = 0;
+    std::int64_t rotations = 0;
+    std::int64_t dropped = 0;
+    bool operator==(const LogFileInfo&) const = default;
+};
+
 // A field written only when the request asked for it: absent otherwise (not null),
 // and null when asked for but there is nothing to report.
 template <typename T>
@@ -111,6 +121,7 @@ struct ServiceStatus {
     // "capabilities CAP_NET_BIND_SERVICE", "protect_system strict", "writable_paths
     // /srv/data", ...); null without [security].
     std::optional<std::vector<std::string>> security;
+    std::optional<LogFileInfo> log_file;   // null without a log file (SPEC §18)
     bool operator==(const ServiceStatus&) const = default;
 };
 
@@ -194,6 +205,8 @@ void to_json(json& out, const ResourceLimitsInfo& value);
 void from_json(const json& in, ResourceLimitsInfo& value);
 void to_json(json& out, const ScheduleInfo& value);
 void from_json(const json& in, ScheduleInfo& value);
+void to_json(json& out, const LogFileInfo& value);
+void from_json(const json& in, LogFileInfo& value);
 void to_json(json& out, const ServiceStatus& value);
 void from_json(const json& in, ServiceStatus& value);
 void to_json(json& out, const DaemonStatus& value);

@@ -55,6 +55,14 @@ void schedule_members(S& v, F&& f) {
 }
 
 template <typename S, typename F>
+void log_file_members(S& v, F&& f) {
+    f("dropped", v.dropped);
+    f("path", v.path);
+    f("rotations", v.rotations);
+    f("size", v.size);
+}
+
+template <typename S, typename F>
 void service_members(S& v, F&& f) {
     f("draining_pid", v.draining_pid);
     f("group", v.group);
@@ -62,6 +70,7 @@ void service_members(S& v, F&& f) {
     f("last_exit", v.last_exit);
     f("last_launch_error", v.last_launch_error);
     f("liveness_kills", v.liveness_kills);
+    f("log_file", v.log_file);
     f("name", v.name);
     f("next_restart_in", v.next_restart_in);
     f("notify_status", v.notify_status);

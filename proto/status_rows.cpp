@@ -29,8 +29,8 @@ template <typename T>
 inline constexpr bool k_object_member =
     std::is_same_v<T, ExitInfo> || std::is_same_v<T, HealthInfo> || std::is_same_v<T, Resources> ||
     std::is_same_v<T, Requested<Resources>> || std::is_same_v<T, ScheduleInfo> ||
-    std::is_same_v<T, ResourceLimitsInfo> || std::is_same_v<T, std::vector<std::string>> ||
-    std::is_same_v<T, std::vector<LimitNotApplied>>;
+    std::is_same_v<T, LogFileInfo> || std::is_same_v<T, ResourceLimitsInfo> ||
+    std::is_same_v<T, std::vector<std::string>> || std::is_same_v<T, std::vector<LimitNotApplied>>;
 
 // Stores `value` in `member` when it has the member's type. A null leaves a plain
 // member as it is (as field_from_json does) and clears an optional one.
@@ -97,6 +97,7 @@ enum class Place {
     health,
     resources,
     schedule,
+    log_file,
     limits,       // resource_limits
     applied,      // resource_limits.applied: strings
     not_applied,  // resource_limits.not_applied: objects
@@ -286,6 +287,10 @@ private:
             row.schedule.emplace();
             return Place::schedule;
         }
+        if (m_key == "log_file") {
+            row.log_file.emplace();
+            return Place::log_file;
+        }
         if (m_key == "resource_limits") {
             row.resource_limits.emplace();
             return Place::limits;
@@ -318,6 +323,9 @@ private:
                 break;
             case Place::schedule:
                 detail::schedule_members(*row.schedule, look);
+                break;
+            case Place::log_file:
+                detail::log_file_members(*row.log_file, look);
                 break;
             case Place::limits:
                 detail::limits_members(*row.resource_limits, look);
@@ -383,6 +391,10 @@ private:
             case Place::schedule:
                 return set(
                     *row->schedule, [](auto& v, auto&& f) { detail::schedule_members(v, f); },
+                    value);
+            case Place::log_file:
+                return set(
+                    *row->log_file, [](auto& v, auto&& f) { detail::log_file_members(v, f); },
                     value);
             case Place::limits:
                 return set(

@@ -100,6 +100,8 @@ std::string_view to_string(EventType type) {
             return "paused";
         case EventType::resumed:
             return "resumed";
+        case EventType::log_error:
+            return "log_error";
     }
     return "unknown";
 }

@@ -51,6 +51,14 @@ bool only_schedule_differs(const config::ServiceSpec& old_spec, const config::Se
     return same == spec;
 }
 
+// Nothing but the log file keys differ (SPEC §18): the run goes on, and pkitd's file
+// switches between two of its lines.
+bool only_log_file_differs(const config::ServiceSpec& old_spec, const config::ServiceSpec& spec) {
+    config::ServiceSpec same = old_spec;
+    same.output.log = spec.output.log;
+    return same == spec;
+}
+
 bool same_group(const config::GroupSpec* a, const config::GroupSpec* b) {
     if (a == nullptr || b == nullptr) {
         return a == b;
@@ -210,6 +218,12 @@ ReloadOutcome Supervisor::reload_from(config::Tree& tree, Now now,
             }
             continue;
         }
+        if (!group_changed && next == nullptr && only_log_file_differs(s.spec(), spec)) {
+            Service& same = touch(*existing);
+            same.replace_log_file(spec.output.log);
+            same.restamp(spec.stamp);  // nothing else differed
+            continue;
+        }
         bool start = spec.autostart;
         if (start && !group_changed && touch(*existing).begin_replacement(now, m_actions, &spec)) {
             superseded[*existing] = true;  // replaced now: an older pending reload is moot
@@ -290,6 +304,8 @@ ReloadPreview Supervisor::preview_reload(const config::Tree& tree) const {
         }
         if (!group_changed && next == nullptr && only_schedule_differs(s.spec(), spec)) {
             changed.effect = ReloadEffect::rearm;
+        } else if (!group_changed && next == nullptr && only_log_file_differs(s.spec(), spec)) {
+            changed.effect = ReloadEffect::replace;  // in place: the run goes on
         } else if (spec.autostart && !group_changed && s.can_replace(&spec)) {
             changed.effect = ReloadEffect::start_first;
         } else if (s.has_process() || s.launch_in_flight()) {

@@ -148,6 +148,11 @@ public:
         m_spec.schedule = std::move(schedule);
         m_spec.stamp = {};  // no longer the parse it came from
     }
+    // A reload that changed nothing but the log file keys (SPEC §18): the run goes on.
+    void replace_log_file(config::OutOfLine<config::LogFileKeys> log) {
+        m_spec.output.log = std::move(log);
+        m_spec.stamp = {};
+    }
     // A reload found `stamp`'s spec equal to this one, key by key: the next reload
     // needs no look (config::ParseStamp).
     void restamp(config::ParseStamp stamp) { m_spec.stamp = stamp; }

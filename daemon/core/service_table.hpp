@@ -107,6 +107,7 @@ enum class Input {
     tick,
     note_episode,
     replace_schedule,
+    replace_log_file,
     restamp,
     restore,
     resumed,
@@ -186,6 +187,8 @@ constexpr InputWords words_of(Input input) {
             return {"note_episode", "note_episode"};
         case Input::replace_schedule:
             return {"replace_schedule", "replace_schedule"};
+        case Input::replace_log_file:
+            return {"replace_log_file", "replace_log_file"};
         case Input::restamp:
             return {"restamp", "restamp"};
         case Input::restore:
@@ -238,6 +241,7 @@ constexpr InputWords words_of(Input input) {
 //   tick              -    -    -    -    -    -    -    -    -    -    -    -    -    -
 //   note_episode      -    -    -    -    -    -    -    -    -    -    -    -    -    -
 //   replace_schedule  ·    ·    ·    ·    ·    ·    ·    ·    ·    ·    ·    ·    ·    ·
+//   replace_log_file  ·    ·    ·    ·    ·    ·    ·    ·    ·    ·    ·    ·    ·    ·
 //   restamp           ·    ·    ·    ·    ·    ·    ·    ·    ·    ·    ·    ·    ·    ·
 //   restore           -    -    -    -    -    -    -    -    -    -    -    -    -    -
 //   resumed           -    -    -    -    -    -    -    -    -    -    -    -    -    -
@@ -306,6 +310,7 @@ constexpr InputWords words_of(Input input) {
 //   disarm         a scheduled job's; a done or failed service becomes stopped by the
 //                  operator (so `pkitctl stop`, which disarms and stops, says so)
 //   replace_schedule (reload: only `schedule` changed) the new schedule; the run goes on
+//   replace_log_file (reload: only the log file keys changed) the new keys; the run goes on
 //   restamp        (reload: an equal spec) its parse stamp, so the next reload needs no
 //                  look; the values stay
 //   restore        (the upgrade in place) the state walked out (persist) and into a new
@@ -360,6 +365,7 @@ constexpr InputWords words_of(Input input) {
 //   tick                -      -      -      -      -      -      -
 //   note_episode        -      -      -      -      -      -      -
 //   replace_schedule    ·      ·      ·      ·      ·      ·      ·
+//   replace_log_file    ·      ·      ·      ·      ·      ·      ·
 //   restamp             ·      ·      ·      ·      ·      ·      ·
 //   restore             -      wait   lnch   strt   stop   run    stpd
 //   resumed             -      -      -      -      -      -      -
@@ -426,6 +432,7 @@ constexpr InputWords words_of(Input input) {
 //   tick              -      wait/a -      ·      ·      ·      wait/a wait/a
 //   note_episode      ·      ·      ·      ·      ·      ·      ·      ·
 //   replace_schedule  ·      ·      ·      ·      ·      ·      ·      ·
+//   replace_log_file  ·      ·      ·      ·      ·      ·      ·      ·
 //   restamp           ·      ·      ·      ·      ·      ·      ·      ·
 //   restore           -      -      -      -      -      -      -      -
 //   resumed           -      -      -      -      -      -      -      -

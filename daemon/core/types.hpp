@@ -140,9 +140,10 @@ enum class EventType {
     group_failed,
     escalated,
     reload,
-    missed,   // a scheduled job's tick came while an episode ran
-    paused,   // the operator froze the run (SPEC §15)
-    resumed,  // the operator thawed it
+    missed,     // a scheduled job's tick came while an episode ran
+    paused,     // the operator froze the run (SPEC §15)
+    resumed,    // the operator thawed it
+    log_error,  // the shell's: a log file failed, its lines are dropped (SPEC §18)
 };
 
 // One lifecycle event: pkitd's log line and the `events` stream are both made from it.

@@ -80,6 +80,15 @@ Daemon::Daemon(uv_loop_t* loop, core::Supervisor supervisor, DaemonOptions optio
               m_reaper.expect(m_supervisor.service(service).pid_of(run));
           },
           [this](std::string_view level, const std::string& m) { log(level, m); }),
+      m_logs(
+          loop, m_supervisor, m_options.config_dir,
+          [this](std::string_view level, const std::string& m) { log(level, m); },
+          [this](const std::string& service, const std::string& text) {
+              emit(core::Event{.type = core::EventType::log_error,
+                               .service = service,
+                               .at = now().wall,
+                               .reason = text});
+          }),
       m_starts(loop, m_supervisor,
                RunStarts::Hooks{
                    [this](std::size_t service, std::uint64_t run) { return prepare(service, run); },
@@ -194,7 +203,7 @@ int Daemon::run() {
         log("warning", std::string("cannot start the spawner thread, launching from the loop: ") +
                            std::strerror(spawner.error()));
     }
-    for (int signo : {SIGTERM, SIGINT, SIGHUP}) {
+    for (int signo : {SIGTERM, SIGINT, SIGHUP, SIGUSR1}) {
         auto handle = std::make_unique<UvHandle<uv_signal_t>>(this);
         handle->init(uv_signal_init, m_loop);
         uv_signal_start(
@@ -211,6 +220,7 @@ int Daemon::run() {
     if (auto failed = open_endpoints(resumed)) {
         return *failed;
     }
+    m_logs.apply();  // after an upgrade too: the same files, appended to
     if (!resumed) {
         log("info", proto::version_line("pkitd") + " started (pid " + std::to_string(::getpid()) +
                         ", " + std::to_string(m_supervisor.size()) + " services, socket " +
@@ -231,6 +241,7 @@ int Daemon::run() {
     m_notify.clear();
     m_output.clear();
     m_signals.clear();
+    (void)m_logs.flush(k_logs_flush);
     m_log.flush();
     return m_exit_status.value_or(0);
 }
@@ -417,6 +428,11 @@ void Daemon::on_signal(int signo) {
         m_reloader.reload([](const ReloadResult&) {});  // answered in the log only
         return;
     }
+    if (signo == SIGUSR1) {
+        log("info", "SIGUSR1 received: reopening every log file");
+        m_logs.reopen_all();
+        return;
+    }
     if (m_supervisor.shutting_down()) {
         // A second SIGTERM or SIGINT: no more waiting.
         log("warning", std::string("second ") + sigabbrev_np(signo) +
@@ -523,6 +539,7 @@ void Daemon::on_launched(std::size_t service, std::uint64_t run,
         close_fds({outcome->stdout_fd, outcome->stderr_fd});
         return;
     }
+    m_logs.refresh(service);  // a replacement's definition took the slot since
     m_output.attach(service, run, outcome->stdout_fd, outcome->stderr_fd);
     m_run_records.started(service, outcome->pid);
     m_cgroups.run_started(service);
@@ -533,6 +550,7 @@ void Daemon::on_line(std::size_t service, std::uint64_t run, core::Stream stream
                      std::string_view text) {
     double wall = now().wall;
     m_supervisor.on_output(service, run, stream, text, wall);
+    m_logs.line(service, run, stream, wall, text);
     forward_line(m_log.writer(stream), m_log.format(), m_supervisor.service(service), stream, text,
                  wall);
     if (m_control) {
@@ -584,6 +602,7 @@ core::ReloadOutcome Daemon::apply_tree(config::Tree tree,
                         (m_control && m_control->refers_to(service));
     }
     core::ReloadOutcome outcome = m_supervisor.reload_from(tree, now(), held);
+    m_logs.apply();  // files added, switched between two lines, removed
     BackgroundLoad::discard(m_loop, std::move(tree));
     if (sockets) {
         m_listen.commit(std::move(*sockets));

@@ -32,6 +32,7 @@
 #include "daemon/shell/launch/run_records.hpp"
 #include "daemon/shell/launch/signal_pace.hpp"
 #include "daemon/shell/listen/listen_sockets.hpp"
+#include "daemon/shell/logfile/service_logs.hpp"
 #include "daemon/shell/memory/memory_watch.hpp"
 #include "daemon/shell/probes/run_probes.hpp"
 #include "daemon/shell/reload/reloader.hpp"
@@ -81,6 +82,9 @@ private:
     uv_loop_t* loop() const override { return m_loop; }
     std::uint64_t orphans_reaped() const override { return m_orphans; }
     double uptime() const override;
+    std::optional<LogFiles::Stats> log_file_stats(std::size_t service) const override {
+        return m_logs.stats(service);
+    }
     std::vector<RunCgroupRead> run_cgroup_reads(
         const std::vector<std::size_t>& services) const override {
         return m_cgroups.reads(services);
@@ -90,6 +94,13 @@ private:
     void read_resources(ResourcesDone done) override { m_cgroups.read_resources(std::move(done)); }
     std::optional<proto::ResourceLimitsInfo> resource_limits(std::size_t service) const override {
         return m_cgroups.limits_report(service);
+    }
+    std::optional<proto::LogFileInfo> log_file(std::size_t service) const override {
+        return m_logs.info(service);
+    }
+    bool rotate_log(std::size_t service) override { return m_logs.rotate(service); }
+    bool read_log(std::size_t service, const ReadBackQuery& query, LogReadDone done) override {
+        return m_logs.read_back(service, query, std::move(done));
     }
     void command(const std::function<void(RunCommands&)>& act) override;
     void wake_at(core::TimePoint deadline) override;
@@ -124,7 +135,10 @@ private:
         return m_reloader.scaled_facts();
     }
     void flush_signals() override { m_signal_pace.flush(); }
-    void flush_output() override { m_log.flush(); }
+    void flush_output() override {
+        m_log.flush();
+        (void)m_logs.flush(k_logs_flush);  // the next pkitd appends to the same files
+    }
 
     // --- The loop, the pump and the dispatch (daemon.cpp) ------------------------------
     // Executes the Supervisor's pending actions (and those they cause), answers the
@@ -192,6 +206,10 @@ private:
     RunProbes m_probes;
     RunNotify m_notify;
     RunOutput m_output;
+    // The log files (SPEC §18): each line on_line takes, at shutdown and upgrade flushed
+    // for at most k_logs_flush.
+    ServiceLogs m_logs;
+    static constexpr std::chrono::seconds k_logs_flush{2};
     // SOCKET.runs: which processes the runs are, for the next pkitd should this one die.
     RunRecords m_run_records;
     RunStarts m_starts;

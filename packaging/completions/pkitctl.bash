@@ -7,7 +7,7 @@
 # names after `signal NAME`. Without an answer from pkitd, names are not completed.
 
 _pkitctl_signals="HUP INT QUIT KILL USR1 USR2 TERM CONT STOP TSTP TTIN TTOU WINCH ALRM PIPE ABRT"
-_pkitctl_event_types="started ready exited restarting storm_pause liveness_kill health stopped gave_up restarts_exhausted group_failed escalated reload missed paused resumed"
+_pkitctl_event_types="started ready exited restarting storm_pause liveness_kill health stopped gave_up restarts_exhausted group_failed escalated reload missed paused resumed log_error"
 
 # The service names pkitd knows, one a line.
 _pkitctl_services() {
@@ -46,7 +46,7 @@ _pkitctl() {
         cur=${cur#*=}
     fi
 
-    local commands="status top show health start stop restart pause resume wait signal logs events explain reload scale shutdown check upgrade"
+    local commands="status top show health start stop restart pause resume wait signal logs events explain reload scale rotate shutdown check upgrade"
     local global_opts="--socket --json --timeout --color --help --version"
 
     # The options that take a value.
@@ -138,7 +138,7 @@ _pkitctl() {
                 return
             fi
             ;;
-        show | health | explain | shutdown) ;;
+        show | health | explain | shutdown | rotate) ;;
         *) return ;;
     esac
     if [[ $cur == -* ]]; then
@@ -147,7 +147,7 @@ _pkitctl() {
     fi
 
     case $command in
-        status | show | start | stop | restart | pause | resume | wait | explain | logs)
+        status | show | start | stop | restart | pause | resume | wait | explain | logs | rotate)
             mapfile -t COMPREPLY < <(compgen -W "$(_pkitctl_services)" -- "$cur")
             ;;
         signal)

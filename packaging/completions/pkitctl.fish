@@ -91,6 +91,7 @@ complete -c pkitctl -n "not __pkitctl_command" -a events -d 'print supervision e
 complete -c pkitctl -n "not __pkitctl_command" -a explain -d 'say why a service is in its state'
 complete -c pkitctl -n "not __pkitctl_command" -a reload -d 're-read the configuration'
 complete -c pkitctl -n "not __pkitctl_command" -a scale -d 'start or stop instances of a service defined with instances > 1'
+complete -c pkitctl -n "not __pkitctl_command" -a rotate -d 'rotate log files now: PATH to PATH.1, a new PATH'
 complete -c pkitctl -n "not __pkitctl_command" -a shutdown -d 'stop every service, then pkitd'
 complete -c pkitctl -n "not __pkitctl_command" -a check -d 'validate a configuration tree offline'
 complete -c pkitctl -n "not __pkitctl_command" -a upgrade -d 'replace pkitd with a new binary, keeping every service'
@@ -104,7 +105,7 @@ complete -c pkitctl -l help -d 'show help'
 complete -c pkitctl -l version -d 'show the version'
 
 # Service names.
-complete -c pkitctl -n "__pkitctl_using status show start stop restart pause resume wait explain logs signal" \
+complete -c pkitctl -n "__pkitctl_using status show start stop restart pause resume wait explain logs signal rotate" \
     -a "(__pkitctl_services)"
 complete -c pkitctl -n "__pkitctl_using signal; and __pkitctl_signal_after_name" \
     -a "SIG{HUP,INT,QUIT,KILL,USR1,USR2,TERM,CONT,STOP,TSTP,TTIN,TTOU,WINCH,ALRM,PIPE,ABRT} HUP INT QUIT KILL USR1 USR2 TERM CONT STOP TSTP TTIN TTOU WINCH ALRM PIPE ABRT"
@@ -132,6 +133,6 @@ complete -c pkitctl -n "__pkitctl_using logs" -l since -x -d 'a duration'
 complete -c pkitctl -n "__pkitctl_using events" -l service -x -a "(__pkitctl_services)" \
     -d "only this service's events"
 complete -c pkitctl -n "__pkitctl_using events" -l type -x -d 'only events of this type' \
-    -a 'started ready exited restarting storm_pause liveness_kill health stopped gave_up restarts_exhausted group_failed escalated reload missed paused resumed'
+    -a 'started ready exited restarting storm_pause liveness_kill health stopped gave_up restarts_exhausted group_failed escalated reload missed paused resumed log_error'
 complete -c pkitctl -n "__pkitctl_using check" -a "(__fish_complete_directories)"
 complete -c pkitctl -n "__pkitctl_using upgrade" -l binary -r -F -d 'the new pkitd'

@@ -55,6 +55,7 @@ _pkitctl() {
         "explain:say why a service is in its state"
         "reload:re-read the configuration"
         "scale:start or stop instances of a service defined with instances > 1"
+        "rotate:rotate log files now: PATH to PATH.1, a new PATH"
         "shutdown:stop every service, then pkitd"
         "check:validate a configuration tree offline"
         "upgrade:replace pkitd with a new binary, keeping every service"
@@ -70,7 +71,7 @@ _pkitctl() {
     signals=(HUP INT QUIT KILL USR1 USR2 TERM CONT STOP TSTP TTIN TTOU WINCH ALRM PIPE ABRT)
     event_types=(started ready exited restarting storm_pause liveness_kill health stopped
                  gave_up restarts_exhausted group_failed escalated reload missed
-                 paused resumed)
+                 paused resumed log_error)
 
     # "--option=value": complete the value after the "=".
     if [[ $cur == --*=* ]]; then
@@ -139,7 +140,7 @@ _pkitctl() {
         reload) opts=("--dry-run:show what a reload would change, changing nothing"
                       "--no-wait:return before the start_first replacements are ready") ;;
         check) [[ $cur != -* ]] && { _files -/; return } ;;
-        show|health|explain|shutdown) ;;
+        show|health|explain|shutdown|rotate) ;;
         *) return 1 ;;
     esac
     if [[ $cur == -* ]]; then
@@ -147,7 +148,7 @@ _pkitctl() {
         return
     fi
     case $command in
-        status|show|start|stop|restart|pause|resume|wait|explain|logs)
+        status|show|start|stop|restart|pause|resume|wait|explain|logs|rotate)
             _pkitctl_services
             compadd -- $reply
             ;;

@@ -56,5 +56,5 @@ TEST_CASE("status fields: each row carries its name and the fields asked, unknow
     REQUIRE_MESSAGE(printed.exit_code == 0, printed.all());
     json whole = json::parse(printed.out);
     CHECK(keys_of(whole["services"][0]) == keys_of(status(client, "web")));
-    CHECK(whole["services"][0].size() == 24);  // every member but resources (not asked)
+    CHECK(whole["services"][0].size() == 25);  // every member but resources (not asked)
 }

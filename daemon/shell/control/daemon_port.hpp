@@ -13,6 +13,8 @@
 #include <vector>
 
 #include "daemon/core/supervisor.hpp"
+#include "daemon/shell/logfile/log_read.hpp"
+#include "proto/results.hpp"
 #include "proto/status.hpp"
 
 namespace pkit::shell {
@@ -59,6 +61,16 @@ public:
     // What became of `service`'s [resources] (SPEC §15), or null when it sets none or
     // they were not applied yet.
     virtual std::optional<proto::ResourceLimitsInfo> resource_limits(std::size_t service) const = 0;
+    // SPEC §18: `service`'s log file as status shows it; null without one.
+    virtual std::optional<proto::LogFileInfo> log_file(std::size_t) const { return std::nullopt; }
+    // Rotates `service`'s log file after the lines queued before; false without one.
+    virtual bool rotate_log(std::size_t) { return false; }
+    // Reads `service`'s log file and its rotated files back, off the loop (`logs` beyond
+    // the tail): `done` gets the lines, oldest first, on the loop on a later turn, never
+    // after the daemon is gone; false (and `done` never called) without a file to read.
+    using LogReadDone =
+        std::function<void(std::expected<std::vector<proto::LogLine>, std::string>)>;
+    virtual bool read_log(std::size_t, const ReadBackQuery&, LogReadDone) { return false; }
     // What a client's command may do to runs, inside command(): the core's inputs for a
     // service, and a signal through the daemon's own guard. No mutable Supervisor
     // leaves the daemon.

@@ -114,7 +114,9 @@ std::optional<std::vector<std::size_t>> RequestHandler::targets(ConnectionId con
                                                                 const proto::Request& request) {
     const core::Supervisor& sup = m_daemon.supervisor();
     std::vector<std::size_t> found;
-    if (request.all || (request.cmd == proto::Command::status && request.services.empty())) {
+    if (request.all ||
+        ((request.cmd == proto::Command::status || request.cmd == proto::Command::rotate) &&
+         request.services.empty())) {
         return sup.start_order();
     }
     // A name given twice is one service: acted on once, one status row (the parser
@@ -183,6 +185,7 @@ std::vector<proto::ServiceStatus> RequestHandler::statuses(
 proto::ServiceStatus RequestHandler::status_row(std::size_t i, core::Now now) const {
     proto::ServiceStatus row = service_status(m_daemon.supervisor().service(i), now);
     row.resource_limits = m_daemon.resource_limits(i);
+    row.log_file = m_daemon.log_file(i);
     return row;
 }
 
@@ -235,6 +238,9 @@ void RequestHandler::on_request(ConnectionId connection, proto::Request request)
             return;
         case Command::scale:
             handle_scale(connection, request);
+            return;
+        case Command::rotate:
+            handle_rotate(connection, request);
             return;
         case Command::pause:
         case Command::resume:

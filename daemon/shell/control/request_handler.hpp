@@ -98,6 +98,10 @@ private:
                       const DaemonPort::ResourcesReading* reading);
     void handle_logs(ConnectionId connection, const proto::Request& request);
     void handle_explain(ConnectionId connection, const proto::Request& request);
+    // `rotate` (SPEC §18): each named service's log file (every one's without names).
+    void handle_rotate(ConnectionId connection, const proto::Request& request);
+    // The most lines `logs` reads back from a log file beyond the tail (SPEC §18).
+    static constexpr std::size_t k_read_back_lines = 10000;
     // request_handler_command.cpp
     void handle_control(ConnectionId connection, const proto::Request& request);
     void handle_signal(ConnectionId connection, const proto::Request& request);

@@ -3,6 +3,8 @@
 // `status --resources` is answered on a later turn, once its pass over /proc is done.
 
 #include <algorithm>
+#include <cmath>
+#include <iterator>
 #include <string_view>
 #include <unordered_map>
 
@@ -11,6 +13,36 @@
 #include "daemon/shell/views/health_view.hpp"
 
 namespace pkit::shell {
+
+namespace {
+
+double millisecond_of(double at) {
+    return std::floor(at * 1000.0) / 1000.0;
+}
+
+// How many of `older`'s last lines (read back from the file, whose times have
+// milliseconds only) are the first lines of `tail`: the longest such overlap, so that a
+// line the file and the tail both hold is shown once.
+std::size_t overlap(const std::vector<proto::LogLine>& older,
+                    const std::vector<proto::LogLine>& tail) {
+    auto same = [](const proto::LogLine& file, const proto::LogLine& kept) {
+        return file.stream == kept.stream && file.text == kept.text &&
+               std::abs(file.at - millisecond_of(kept.at)) < 0.0005;
+    };
+    for (std::size_t length = std::min(older.size(), tail.size()); length > 0; --length) {
+        const std::size_t from = older.size() - length;
+        bool all = true;
+        for (std::size_t k = 0; all && k < length; ++k) {
+            all = same(older[from + k], tail[k]);
+        }
+        if (all) {
+            return length;
+        }
+    }
+    return 0;
+}
+
+}  // namespace
 
 void RequestHandler::handle_status(ConnectionId connection, const proto::Request& request) {
     if (!request.resources) {
@@ -100,9 +132,15 @@ void RequestHandler::handle_logs(ConnectionId connection, const proto::Request& 
     const core::OutputTail& tail = request.previous ? s.previous_tail() : s.tail();
     auto run = request.previous ? s.previous_tail_run() : s.tail_run();
     proto::LogsResult result;
+    // The tail's lines at or after `since`, then the last `lines` of them.
+    std::size_t first = 0;
+    while (run && request.since && first < tail.size() && tail.at(first).at < *request.since) {
+        ++first;
+    }
+    const std::size_t available = run ? tail.size() - first : 0;
+    const std::size_t count = std::min<std::size_t>(available, request.lines);
     if (run) {
         result.run = static_cast<int>(*run);
-        std::size_t count = std::min<std::size_t>(tail.size(), request.lines);
         for (std::size_t k = tail.size() - count; k < tail.size(); ++k) {
             const core::TailLine& line = tail.at(k);
             result.lines.push_back(
@@ -111,7 +149,65 @@ void RequestHandler::handle_logs(ConnectionId connection, const proto::Request& 
         result.truncated = tail.truncated();
     }
     result.state = std::string(core::to_string(s.state()));
-    reply_ok(connection, request.id, result);
+    // SPEC §18: more than the tail holds, or `since` before its oldest line, reads on
+    // back through the log file (off the loop); the lines before the tail's oldest only.
+    const bool older_wanted = request.since ? first == 0 : count == available;
+    const std::size_t more = std::min<std::size_t>(
+        request.lines > static_cast<int>(count) ? request.lines - count : 0, k_read_back_lines);
+    if (request.previous || request.follow || !older_wanted || more == 0) {
+        reply_ok(connection, request.id, result);
+        return;
+    }
+    ReadBackQuery query{.max_lines = more, .since = request.since};
+    if (!result.lines.empty()) {
+        // Up to the end of the millisecond of the tail's oldest line: the lines the file
+        // and the tail both hold there are found and shown once (overlap).
+        const double first_ms = millisecond_of(result.lines.front().at);
+        std::size_t shared = 0;
+        while (shared < result.lines.size() &&
+               millisecond_of(result.lines[shared].at) == first_ms) {
+            ++shared;
+        }
+        query.max_lines += shared;
+        query.before = first_ms + 0.001;
+    }
+    std::weak_ptr<bool> alive = m_alive;
+    auto answer = [this, alive, connection, id = request.id, result, query_lines = more](
+                      std::expected<std::vector<proto::LogLine>, std::string> older) mutable {
+        if (alive.expired()) {
+            return;
+        }
+        if (older && !older->empty()) {
+            older->resize(older->size() - overlap(*older, result.lines));
+            const std::size_t wanted = query_lines;
+            if (older->size() > wanted) {
+                older->erase(older->begin(),
+                             older->begin() + static_cast<std::ptrdiff_t>(older->size() - wanted));
+            }
+            older->insert(older->end(), std::make_move_iterator(result.lines.begin()),
+                          std::make_move_iterator(result.lines.end()));
+            result.lines = std::move(*older);
+            result.truncated = false;
+        }
+        reply_ok(connection, id, result);
+    };
+    if (!m_daemon.read_log(*index, query, answer)) {
+        reply_ok(connection, request.id, result);
+    }
+}
+
+void RequestHandler::handle_rotate(ConnectionId connection, const proto::Request& request) {
+    auto services = targets(connection, request);
+    if (!services) {
+        return;
+    }
+    proto::json rotated = proto::json::array();
+    for (std::size_t i : *services) {
+        if (m_daemon.rotate_log(i)) {
+            rotated.push_back(m_daemon.supervisor().service(i).name());
+        }
+    }
+    reply_ok(connection, request.id, proto::json{{"rotated", std::move(rotated)}});
 }
 
 void RequestHandler::handle_explain(ConnectionId connection, const proto::Request& request) {

@@ -33,6 +33,7 @@ bool follows_event(core::EventType type) {
         case core::EventType::missed:
         case core::EventType::paused:
         case core::EventType::resumed:
+        case core::EventType::log_error:
             return false;
     }
     return false;

@@ -30,6 +30,14 @@ Sources Endpoint::sources() {
         input.ready = health_result(sup, now).ready;
         input.orphans_reaped = port.orphans_reaped();
         MetricsSnapshot snapshot = snapshot_metrics(input);
+        const std::vector<std::size_t>& order = sup.start_order();
+        for (std::size_t k = 0; k < order.size() && k < snapshot.rows.size(); ++k) {
+            if (auto log = port.log_file_stats(order[k])) {  // SPEC §18
+                snapshot.rows[k].log_bytes = static_cast<double>(log->bytes);
+                snapshot.rows[k].log_dropped = static_cast<double>(log->dropped);
+                snapshot.rows[k].log_rotations = static_cast<double>(log->rotations);
+            }
+        }
         // The /proc and cgroup reads are left to the MetricsCache, which makes them off
         // the loop, as `status` reads them (read_run_resources).
         snapshot.groups = run_groups(sup, sup.start_order());

@@ -9,12 +9,14 @@
 
 #include <cstddef>
 #include <cstdint>
+#include <optional>
 #include <string>
 #include <string_view>
 #include <vector>
 
 #include "daemon/core/supervisor.hpp"
 #include "daemon/shell/cgroup/run_resources.hpp"
+#include "daemon/shell/logfile/log_files.hpp"
 
 namespace pkit::shell::http {
 
@@ -32,6 +34,10 @@ public:
     // (run_resources.hpp); empty without cgroups.
     virtual std::vector<RunCgroupRead> run_cgroup_reads(
         const std::vector<std::size_t>& services) const = 0;
+    // SPEC §18: `service`'s log file counters; nullopt without one.
+    virtual std::optional<LogFiles::Stats> log_file_stats(std::size_t) const {
+        return std::nullopt;
+    }
     // pkitd's own log.
     virtual void log(std::string_view level, const std::string& message) = 0;
 

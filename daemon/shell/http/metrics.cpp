@@ -198,6 +198,14 @@ constexpr std::array k_families{
     Family{"pkit_service_missed_runs_total", "counter",
            "Ticks of a scheduled job that came while an episode ran.",
            [](const MetricsRow& r) { return r.missed_runs; }},
+    Family{"pkit_service_log_bytes_total", "counter",
+           "Bytes written to the service's log file since pkitd opened it.",
+           [](const MetricsRow& r) { return r.log_bytes; }},
+    Family{"pkit_service_log_dropped_lines_total", "counter",
+           "Lines of the service's output its log file lost (a failing or stalled disk).",
+           [](const MetricsRow& r) { return r.log_dropped; }},
+    Family{"pkit_service_log_rotations_total", "counter", "Rotations of the service's log file.",
+           [](const MetricsRow& r) { return r.log_rotations; }},
 };
 
 // `state="..."` of each state, in k_states' order.

@@ -52,6 +52,10 @@ struct MetricsRow {
     std::optional<double> next_run;
     std::optional<double> last_success;
     std::optional<double> missed_runs;
+    // Services with a log file only (SPEC §18): bytes written, lines dropped, rotations.
+    std::optional<double> log_bytes;
+    std::optional<double> log_dropped;
+    std::optional<double> log_rotations;
 };
 
 // Everything a scrape shows, taken at one moment: cheap next to rendering it.

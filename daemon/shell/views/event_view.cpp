@@ -83,6 +83,7 @@ proto::json event_json(const core::Event& event) {
         case core::EventType::escalated:
         case core::EventType::reload:
         case core::EventType::missed:
+        case core::EventType::log_error:
             break;
     }
     if (!event.reason.empty()) {
@@ -300,6 +301,8 @@ std::string event_text(const core::Event& event, const EndFacts* facts) {
         case core::EventType::resumed:
             return who + ": resumed (" + run + ")" +
                    (event.reason.empty() ? "" : " " + event.reason);
+        case core::EventType::log_error:
+            return event.reason;  // "web: log file PATH: WHY; lines are dropped"
     }
     return who + ": event";
 }

@@ -367,6 +367,8 @@ void feed(Driver& d, Input input, std::uint64_t run) {
             return s.note_episode(now);
         case Input::replace_schedule:
             return s.replace_schedule(config::parse_schedule("every 1m").value());
+        case Input::replace_log_file:
+            return s.replace_log_file(config::LogFileKeys{.path = "/var/log/x.log"});
         case Input::restamp:
             return s.restamp(config::ParseStamp{77});
         case Input::restore:

@@ -258,3 +258,41 @@ TEST_CASE("reload of a changed output pattern replaces the spec: the new pattern
 
 }  // namespace
 }  // namespace pkit::core
+
+namespace pkit::core {
+namespace {
+
+config::ServiceSpec with_log_file(config::ServiceSpec s, std::string path) {
+    config::LogFileKeys keys;
+    keys.path = std::move(path);
+    s.output.log = keys;
+    return s;
+}
+
+}  // namespace
+
+TEST_CASE("reload that changes only the log file keys keeps the run (SPEC §18)") {
+    Supervisor sup = three_running();
+    ReloadOutcome outcome =
+        sup.reload(tree({with_command("keep", "1"),
+                         with_log_file(with_command("change", "1"), "/var/log/change.log"),
+                         with_command("remove", "1")}),
+                   at(5));
+    CHECK(outcome.changed == Names{"change"});
+    // No stop of run 2 of `change`: only the event.
+    CHECK(take(sup) == "reload  r0");
+    CHECK(sup.service(0).state() == State::running);
+    CHECK(sup.service(0).pid() == 200);
+    CHECK(sup.service(0).spec().output.log->path == "/var/log/change.log");
+    ReloadPreview preview = sup.preview_reload(tree(
+        {with_command("keep", "1"), with_command("change", "1"), with_command("remove", "1")}));
+    REQUIRE(preview.changed.size() == 1);
+    CHECK(preview.changed[0].effect == ReloadEffect::replace);
+    // A log key and another key: a restart as before.
+    sup.reload(
+        tree({with_command("keep", "1"), with_command("change", "2"), with_command("remove", "1")}),
+        at(6));
+    CHECK(sup.service(0).state() == State::stopping);
+}
+
+}  // namespace pkit::core

@@ -137,3 +137,13 @@ TEST_CASE("event words: paused and resumed say who froze the run and for how lon
     CHECK(std::find(types.begin(), types.end(), "paused") != types.end());
     CHECK(std::find(types.begin(), types.end(), "resumed") != types.end());
 }
+
+TEST_CASE("event words: log_error says what failed without repeating the service") {
+    json e = event("log_error", {{"reason",
+                                  "web: log file /var/log/web.log: No space left "
+                                  "on device; lines are dropped"}});
+    CHECK(event_words(e) ==
+          "log error: log file /var/log/web.log: No space left on device; lines are dropped");
+    const auto& types = event_types();
+    CHECK(std::find(types.begin(), types.end(), "log_error") != types.end());
+}

@@ -43,6 +43,13 @@ inline ServiceStatus awkward_status(int k) {
                                        .last_result = "failed",
                                        .missed = k};
     }
+    if (k % 3 == 2) {
+        // A log file (SPEC §18) with a path that needs escaping, sizes past 32 bits.
+        status.log_file = LogFileInfo{.path = "/var/log/\"k\"/svc.log",
+                                      .size = 5'000'000'000 + k,
+                                      .rotations = k,
+                                      .dropped = k % 2};
+    }
     if (k % 4 == 1) {
         // [resources]: some keys written, one not and why; or none written.
         status.resource_limits =

@@ -292,3 +292,27 @@ TEST_CASE("pause and resume take services or all, and round-trip") {
     CHECK(to_string(ErrorCode::not_running) == "not_running");
     CHECK(pkit::proto::error_code_from_string("not_running") == ErrorCode::not_running);
 }
+
+TEST_CASE("rotate takes services or none, logs a since, and both round-trip (SPEC §18)") {
+    auto every = parse_request(R"({"cmd":"rotate"})");
+    REQUIRE(every.has_value());
+    CHECK(every->cmd == Command::rotate);
+    CHECK(every->services.empty());
+    auto some = parse_request(R"({"cmd":"rotate","services":["web","api@2"]})");
+    REQUIRE(some.has_value());
+    CHECK(some->services == std::vector<std::string>{"web", "api@2"});
+    auto since = parse_request(R"({"cmd":"logs","service":"web","since":1700000000.25})");
+    REQUIRE(since.has_value());
+    CHECK(since->since == 1700000000.25);
+    CHECK(parse_error(R"({"cmd":"logs","service":"web","since":"1h"})").message.find("\"since\"") !=
+          std::string::npos);
+    for (const Request& request :
+         {Request{.id = 1, .cmd = Command::rotate, .services = {"a"}},
+          Request{.id = 2, .cmd = Command::rotate},
+          Request{.id = 3, .cmd = Command::logs, .service = "w", .lines = 5, .since = 1.5e9}}) {
+        auto line = pkit::proto::request_line(request);
+        auto parsed = parse_request(std::string_view(line).substr(0, line.size() - 1));
+        REQUIRE(parsed.has_value());
+        CHECK(*parsed == request);
+    }
+}

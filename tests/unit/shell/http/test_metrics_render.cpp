@@ -29,9 +29,12 @@ TEST_CASE("metrics: a render in slices of any size gives the same exposition as 
             row.last_exit_code = 2;
             row.oom_kills = 4;
         }
-        if (i == 4) {  // a scheduled job
+        if (i == 4) {  // a scheduled job with a log file
             row.next_run = 1700000000.5;
             row.missed_runs = 2;
+            row.log_bytes = 4096;
+            row.log_dropped = 3;
+            row.log_rotations = 1;
         }
         snap.rows.push_back(row);
     }
@@ -52,7 +55,14 @@ TEST_CASE("metrics: a render in slices of any size gives the same exposition as 
     CHECK(expected.find("pkit_service_next_run_timestamp_seconds{service=\"s4\"} 1700000000.5\n") !=
           std::string::npos);
     CHECK(expected.find("pkit_service_missed_runs_total{service=\"s3\"}") == std::string::npos);
-    CHECK(expected.ends_with("pkit_service_missed_runs_total{service=\"s4\"} 2\n"));
+    CHECK(expected.find("pkit_service_missed_runs_total{service=\"s4\"} 2\n") != std::string::npos);
+    // SPEC §18: the log file families, for services with a file only, last.
+    CHECK(expected.find("pkit_service_log_bytes_total{service=\"s4\"} 4096\n") !=
+          std::string::npos);
+    CHECK(expected.find("pkit_service_log_bytes_total{service=\"s3\"}") == std::string::npos);
+    CHECK(expected.find("pkit_service_log_dropped_lines_total{service=\"s4\"} 3\n") !=
+          std::string::npos);
+    CHECK(expected.ends_with("pkit_service_log_rotations_total{service=\"s4\"} 1\n"));
     for (std::size_t slice : {std::size_t{1}, std::size_t{7}, std::size_t{100}}) {
         MetricsRender render(snap);
         int steps = 1;
