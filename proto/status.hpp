@@ -121,7 +121,7 @@ struct ServiceStatus {
     // "capabilities CAP_NET_BIND_SERVICE", "protect_system strict", "writable_paths
     // /srv/data", ...); null without [security].
     std::optional<std::vector<std::string>> security;
-    std::optional<LogFileInfo> log_file;   // null without a log file (SPEC §18)
+    std::optional<LogFileInfo> log_file;  // null without a log file (SPEC §18)
     bool operator==(const ServiceStatus&) const = default;
 };
 

@@ -88,7 +88,8 @@ TEST_CASE("bad [stop_when] and [give_up_when] values") {
         {"[give_up_when]\nlaunch_errors = [\"segfault\"]",
          "3:18: error: give_up_when.launch_errors: unknown value \"segfault\" (expected "
          "\"not_found\", \"permission_denied\", \"bad_cwd\", \"bad_user\", \"bad_env_file\", "
-         "\"exec_format\", \"resources\", \"other\", \"undefined_variable\", \"sandbox\" or \"any\")"},
+         "\"exec_format\", \"resources\", \"other\", \"undefined_variable\", \"sandbox\" or "
+         "\"any\")"},
     });
 }
 

@@ -53,8 +53,7 @@ TEST_CASE("an empty service status writes every key, optional ones as null") {
         CHECK_MESSAGE(value.contains(key), key);
     }
     for (auto key : {"type", "stop_timeout", "ready_timeout", "draining_pid", "schedule",
-                     "resource_limits", "security",
-                     "log_file"}) {
+                     "resource_limits", "security", "log_file"}) {
         CHECK_MESSAGE(value.contains(key), key);
     }
     CHECK(value.size() == 25);
@@ -62,8 +61,7 @@ TEST_CASE("an empty service status writes every key, optional ones as null") {
     CHECK(value["stop_timeout"] == 5.0);
     for (auto key : {"group", "pid", "started_at", "uptime", "stopped", "next_restart_in", "health",
                      "notify_status", "last_exit", "last_launch_error", "ready_timeout", "schedule",
-                     "resource_limits", "security",
-                     "log_file"}) {
+                     "resource_limits", "security", "log_file"}) {
         CHECK_MESSAGE(value[key].is_null(), key);
     }
     CHECK(value["run"] == 0);
