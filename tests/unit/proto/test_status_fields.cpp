@@ -41,7 +41,7 @@ TEST_CASE("status fields: parsed for status, kept once, unknown names refused") 
     for (const auto& name : status_fields()) {
         CHECK(parse_request(R"({"cmd":"status","fields":[")" + name + "\"]}").has_value());
     }
-    CHECK(status_fields().size() == 25);
+    CHECK(status_fields().size() == 26);
     auto unknown = parse_request(R"({"id":3,"cmd":"status","fields":["state","uptim"]})");
     REQUIRE_FALSE(unknown.has_value());
     CHECK(unknown.error().code == ErrorCode::bad_request);

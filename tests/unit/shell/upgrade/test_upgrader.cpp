@@ -191,7 +191,7 @@ TEST_CASE("a check that fails, names no pkitd or no common format ends the upgra
         {"pkitd 9.9.9\\nstate-format 2 3\\n", 1, " --upgrade-check exited 1"},
         {"hello\\n", 0, " --upgrade-check did not say which pkitd it is"},
         {"pkitd 9.9.9\\nstate-format 1 99\\n", 0,
-         " (pkitd 9.9.9) does not read state format 3 or 2"},
+         " (pkitd 9.9.9) does not read state format 4 or 3 or 2"},
     };
     for (const Case& c : cases) {
         CAPTURE(c.error);
