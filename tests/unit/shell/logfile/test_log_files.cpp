@@ -96,12 +96,12 @@ TEST_CASE(
         // A first line puts the writer into the stalled write.
         files.append(id, core::Stream::stdout_, 0, 1, line);
         CHECK(loop.run_until([&] { return disk->waiting.load() > 0; }));
-        // 124 bytes a queued line: 1 MiB holds 8456; the rest are dropped at once.
-        auto started = std::chrono::steady_clock::now();
+        // 124 bytes a queued line: 1 MiB holds 8456; the rest are dropped at once. The
+        // disk stays stalled until the end: an append that waited for it would never
+        // return (the test would time out), so reaching the checks is the proof.
         for (int i = 0; i < 20000; ++i) {
             files.append(id, core::Stream::stdout_, 0, 1, line);
         }
-        CHECK(std::chrono::steady_clock::now() - started < std::chrono::seconds(2));
         std::uint64_t queued = LogFiles::k_file_queue / (24 + line.size());
         CHECK(files.queued_bytes() == queued * (24 + line.size()));
         CHECK(files.stats(id).dropped == 20000 - queued);
