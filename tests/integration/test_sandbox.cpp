@@ -164,7 +164,9 @@ TEST_CASE("private_tmp: the run's /tmp and /var/tmp are its own and empty") {
     const std::string script = "ls -A /tmp | wc -l; ls -A /var/tmp | wc -l; echo made > /tmp/" +
                                name + " && echo made > /var/tmp/" + name + " && cat /tmp/" + name +
                                "; test -e " + outside + " && echo sees outside; true";
-    const auto lines = output_of(dir, sh_command(script) + "[security]\nprivate_tmp = true\n");
+    // cwd: pkitd's own (the build dir) may be under /tmp or /var/tmp, hidden from the run.
+    const auto lines =
+        output_of(dir, sh_command(script) + "cwd = \"/\"\n[security]\nprivate_tmp = true\n");
     fs::remove(outside);
     REQUIRE_MESSAGE(lines.size() >= 3, joined(lines));
     CHECK(lines[0] == "0");
